@@ -1,0 +1,57 @@
+# ferry: the two commands are `make run` and `make test` (see README.md).
+# npm scripts run on the Node 24 that the `node` devDependency installs, whatever
+# the system Node is; the system Node/npm only bootstraps `npm ci`.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+NPM ?= npm
+STAMP := node_modules/.ferry-installed
+
+.PHONY: help install jars run test typecheck lint unit kafka-up kafka-down kafka-status kafka-clean emulator clean
+
+help:
+	@echo "make run          start Kafka, the gateway emulator and ferry on loopback"
+	@echo "make test         install, type-check, lint and run every test against a real broker"
+	@echo "make kafka-up     start the local broker on 127.0.0.1:9092 (no-op when running)"
+	@echo "make kafka-down   stop it"
+
+$(STAMP): package.json package-lock.json
+	$(NPM) ci --no-audit --no-fund
+	@touch $@
+
+install: $(STAMP)
+
+jars: $(STAMP)
+	$(NPM) run --silent kafka -- jars
+
+typecheck: $(STAMP)
+	$(NPM) run --silent typecheck
+
+lint: $(STAMP)
+	$(NPM) run --silent lint
+
+unit: $(STAMP)
+	$(NPM) run --silent test -- "test/**/*.test.ts"
+
+test: $(STAMP) jars typecheck lint
+	$(NPM) run --silent test
+
+kafka-up: $(STAMP)
+	$(NPM) run --silent kafka -- up
+
+kafka-down: $(STAMP)
+	$(NPM) run --silent kafka -- down
+
+kafka-status: $(STAMP)
+	$(NPM) run --silent kafka -- status
+
+kafka-clean: $(STAMP)
+	$(NPM) run --silent kafka -- clean
+
+emulator: $(STAMP)
+	$(NPM) run --silent emulator
+
+run: $(STAMP) kafka-up
+	$(NPM) run --silent start
+
+clean:
+	rm -rf node_modules .run
