@@ -1,0 +1,193 @@
+/**
+ * ferry's configuration: one table of variables (name, parser, default) from which
+ * the Config type is derived, read from the environment and checked on every start.
+ * A wrong or missing value throws a ConfigError naming the variable.
+ */
+import { ConfigError } from '../errors.ts';
+
+type Parser<T> = (raw: string, name: string) => T;
+
+const text: Parser<string> = (raw) => raw;
+
+const integer =
+  (min: number, max: number = Number.MAX_SAFE_INTEGER): Parser<number> =>
+  (raw, name) => {
+    const value = Number(raw);
+    if (!/^-?\d+$/.test(raw.trim()) || !Number.isSafeInteger(value)) {
+      throw new ConfigError(name, `must be an integer, got "${raw}"`);
+    }
+    if (value < min || value > max) {
+      throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+    }
+    return value;
+  };
+
+const httpUrl: Parser<string> = (raw, name) => {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `must be an absolute http(s) URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(name, `must be an http or https URL, got "${raw}"`);
+  }
+  return raw.replace(/\/+$/, '');
+};
+
+const list: Parser<string[]> = (raw, name) => {
+  const items = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+  if (items.length === 0) throw new ConfigError(name, 'must list at least one value');
+  return items;
+};
+
+const oneOf =
+  <const T extends string>(...values: T[]): Parser<T> =>
+  (raw, name) => {
+    if (!(values as string[]).includes(raw)) {
+      throw new ConfigError(name, `must be one of ${values.join(', ')}, got "${raw}"`);
+    }
+    return raw as T;
+  };
+
+const boolean: Parser<boolean> = (raw, name) => {
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off)$/i.test(raw)) return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+};
+
+interface Variable<T> {
+  readonly parse: Parser<T>;
+  /** The default; `undefined` with `required` false means "unset". */
+  readonly fallback?: T;
+  readonly required?: boolean;
+  readonly secret?: boolean;
+}
+
+function v<T>(parse: Parser<T>): Variable<T>;
+function v<T>(parse: Parser<T>, fallback: T): Variable<T> & { readonly fallback: T };
+function v<T>(parse: Parser<T>, fallback?: T): Variable<T> {
+  return fallback === undefined ? { parse } : { parse, fallback };
+}
+
+const required = <T>(parse: Parser<T>, secret = false) =>
+  ({ parse, required: true, secret }) as const satisfies Variable<T>;
+const secret = <T>(parse: Parser<T>) => ({ parse, secret: true }) as const satisfies Variable<T>;
+
+/** Every variable ferry reads. Units are in the names. */
+export const variables = {
+  FERRY_KAFKA_BROKERS: v(list, ['127.0.0.1:9092']),
+  FERRY_KAFKA_CLIENT_ID: v(text, 'ferry'),
+  FERRY_KAFKA_GROUP: v(text, 'ferry'),
+  FERRY_TOPIC_COMMANDS: v(text, 'ferry.commands'),
+  FERRY_TOPIC_RESULTS: v(text, 'ferry.results'),
+  FERRY_TOPIC_STATUS: v(text, 'ferry.status'),
+  FERRY_TOPIC_DLQ: v(text, 'ferry.dlq'),
+  /** Partitions given to topics ferry creates; replicas run up to this many consumers. */
+  FERRY_TOPIC_PARTITIONS: v(integer(1, 10_000), 6),
+  FERRY_TOPIC_REPLICATION_FACTOR: v(integer(1, 10), 1),
+  FERRY_API_KEY: required(text, true),
+  FERRY_SYNC_BASE_URL: required(httpUrl),
+  FERRY_ASYNC_BASE_URL: v(httpUrl),
+  FERRY_TRANSPORT: v(oneOf('sync', 'async'), 'sync'),
+  FERRY_HTTP_HOST: v(text, '0.0.0.0'),
+  FERRY_HTTP_PORT: v(integer(0, 65_535), 8080),
+  FERRY_GRPC_HOST: v(text, '0.0.0.0'),
+  FERRY_GRPC_PORT: v(integer(0, 65_535), 50051),
+  FERRY_CALLBACK_PUBLIC_URL: v(httpUrl),
+  FERRY_CALLBACK_TOKEN: secret(text),
+  FERRY_ADMIN_TOKEN: secret(text),
+  FERRY_GRPC_TLS_CERT_FILE: v(text),
+  FERRY_GRPC_TLS_KEY_FILE: v(text),
+  FERRY_GRPC_TLS_CLIENT_CA_FILE: v(text),
+  FERRY_BATCH_MAX_OPS: v(integer(1, 1000), 100),
+  FERRY_BATCH_LINGER_MS: v(integer(0, 60_000), 10),
+  FERRY_CONCURRENCY: v(integer(1, 1024), 16),
+  /** Envelopes per second across the process; 0 means no cap. */
+  FERRY_RATE_LIMIT_RPS: v(integer(0, 1_000_000), 0),
+  FERRY_REQUEST_TIMEOUT_MS: v(integer(100, 600_000), 10_000),
+  FERRY_MAX_ATTEMPTS: v(integer(1, 100), 5),
+  FERRY_RETRY_BASE_MS: v(integer(1, 60_000), 200),
+  FERRY_RETRY_MAX_MS: v(integer(1, 600_000), 5_000),
+  /** After `Access denied`, sending is retried after this long; 0 waits for an operator. */
+  FERRY_ACCESS_DENIED_RETRY_MS: v(integer(0, 86_400_000), 300_000),
+  FERRY_SHUTDOWN_GRACE_MS: v(integer(0, 600_000), 25_000),
+  FERRY_BALANCE_POLL_MS: v(integer(0, 86_400_000), 60_000),
+  FERRY_LOG_LEVEL: v(oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'), 'info'),
+  FERRY_ADMIN_LOOPBACK_ONLY: v(boolean, false),
+} satisfies Record<string, Variable<unknown>>;
+
+type Variables = typeof variables;
+type ValueOf<V> = V extends { parse: Parser<infer T> }
+  ? V extends { fallback: unknown } | { required: true }
+    ? T
+    : T | undefined
+  : never;
+
+/** The checked configuration, keyed by variable name. */
+export type Config = { readonly [K in keyof Variables]: ValueOf<Variables[K]> };
+
+/**
+ * Reads and checks every variable.
+ * @throws ConfigError naming the first variable that is missing or wrong.
+ */
+export function readConfig(env: Readonly<Record<string, string | undefined>>): Config {
+  const out: Record<string, unknown> = {};
+  for (const [name, variable] of Object.entries(variables) as [string, Variable<unknown>][]) {
+    const raw = env[name];
+    if (raw === undefined || raw.trim() === '') {
+      if (variable.required) throw new ConfigError(name, 'is required');
+      out[name] = variable.fallback;
+      continue;
+    }
+    out[name] = variable.parse(raw.trim(), name);
+  }
+  const config = out as Config;
+  checkCrossFields(config);
+  return config;
+}
+
+function checkCrossFields(config: Config): void {
+  if (config.FERRY_TRANSPORT === 'async' && !config.FERRY_ASYNC_BASE_URL) {
+    throw new ConfigError('FERRY_ASYNC_BASE_URL', 'is required when FERRY_TRANSPORT is async');
+  }
+  if (config.FERRY_CALLBACK_PUBLIC_URL && !config.FERRY_CALLBACK_TOKEN) {
+    throw new ConfigError('FERRY_CALLBACK_TOKEN', 'is required when callbacks are on');
+  }
+  if (!config.FERRY_ADMIN_TOKEN && !config.FERRY_ADMIN_LOOPBACK_ONLY) {
+    throw new ConfigError(
+      'FERRY_ADMIN_TOKEN',
+      'is required unless FERRY_ADMIN_LOOPBACK_ONLY=true binds the admin API to loopback',
+    );
+  }
+  if (config.FERRY_RETRY_MAX_MS < config.FERRY_RETRY_BASE_MS) {
+    throw new ConfigError('FERRY_RETRY_MAX_MS', 'must not be below FERRY_RETRY_BASE_MS');
+  }
+  const tls = [config.FERRY_GRPC_TLS_CERT_FILE, config.FERRY_GRPC_TLS_KEY_FILE];
+  if (tls.some(Boolean) && !tls.every(Boolean)) {
+    throw new ConfigError(
+      config.FERRY_GRPC_TLS_CERT_FILE ? 'FERRY_GRPC_TLS_KEY_FILE' : 'FERRY_GRPC_TLS_CERT_FILE',
+      'TLS needs both a certificate and a key file',
+    );
+  }
+}
+
+/** The configuration with secrets replaced, for the one start-up log line. */
+export function redactedConfig(config: Config): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, variable] of Object.entries(variables) as [string, Variable<unknown>][]) {
+    const value = config[name as keyof Config];
+    out[name] = variable.secret && value !== undefined ? '[redacted]' : value;
+  }
+  return out;
+}
+
+/** The secret values, so the logger can scrub them from any text. */
+export function secretValues(config: Config): string[] {
+  return [config.FERRY_API_KEY, config.FERRY_CALLBACK_TOKEN, config.FERRY_ADMIN_TOKEN].filter(
+    (s): s is string => typeof s === 'string' && s.length > 0,
+  );
+}

@@ -1,0 +1,158 @@
+import type { Config } from './config/config.ts';
+import { HttpServer } from './http/http-server.ts';
+import { KafkaClient } from './kafka/kafka-client.ts';
+import { type HealthSource, registerOpsRoutes } from './observability/health.ts';
+import type { Logger } from './observability/logger.ts';
+import type { FerryMetrics } from './observability/metrics.ts';
+import { BalancePoller } from './pipeline/balance-poller.ts';
+import { Pipeline } from './pipeline/pipeline.ts';
+import { GatewayClient } from './upstream/gateway-client.ts';
+import { GatewayHttp } from './upstream/gateway-http.ts';
+
+export interface DaemonOptions {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly metrics: FerryMetrics;
+  /** The consumer stopped for good; main exits non-zero so the supervisor restarts ferry. */
+  readonly onFatal: (error: Error) => void;
+}
+
+type DaemonState = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped';
+
+/**
+ * The whole process: builds every component from the config and owns the order
+ * in which they start and stop (STYLE: Lifecycle).
+ */
+export class Daemon implements HealthSource {
+  readonly #options: DaemonOptions;
+  readonly #log: Logger;
+  readonly kafka: KafkaClient;
+  readonly gatewayHttp: GatewayHttp;
+  readonly gateway: GatewayClient;
+  readonly pipeline: Pipeline;
+  readonly http: HttpServer;
+  readonly #balance: BalancePoller;
+  #state: DaemonState = 'idle';
+  #kafkaConnected = false;
+
+  constructor(options: DaemonOptions) {
+    this.#options = options;
+    const { config, logger, metrics } = options;
+    this.#log = logger.child({ component: 'daemon' });
+    this.kafka = new KafkaClient({
+      brokers: config.FERRY_KAFKA_BROKERS,
+      clientId: config.FERRY_KAFKA_CLIENT_ID,
+      logger,
+      onError: (client, kind) => metrics.kafkaErrors.inc({ client, kind }),
+    });
+    this.gatewayHttp = new GatewayHttp({
+      syncBaseUrl: config.FERRY_SYNC_BASE_URL,
+      asyncBaseUrl: config.FERRY_ASYNC_BASE_URL,
+      requestTimeoutMs: config.FERRY_REQUEST_TIMEOUT_MS,
+      connections: Math.max(8, config.FERRY_CONCURRENCY),
+    });
+    this.gateway = new GatewayClient({
+      http: this.gatewayHttp,
+      apiKey: config.FERRY_API_KEY,
+      onRequest: (transport, outcome, seconds) => {
+        metrics.gatewayRequests.inc({ transport, outcome });
+        metrics.gatewayRequestDuration.observe({ transport, outcome }, seconds);
+      },
+    });
+    this.pipeline = new Pipeline({
+      kafka: this.kafka,
+      gateway: this.gateway,
+      logger,
+      metrics,
+      groupId: config.FERRY_KAFKA_GROUP,
+      topics: {
+        commands: config.FERRY_TOPIC_COMMANDS,
+        results: config.FERRY_TOPIC_RESULTS,
+        dlq: config.FERRY_TOPIC_DLQ,
+      },
+      defaultTransport: config.FERRY_TRANSPORT,
+      transactionalIdPrefix: config.FERRY_KAFKA_CLIENT_ID,
+      batchMaxOps: config.FERRY_BATCH_MAX_OPS,
+      lingerMs: config.FERRY_BATCH_LINGER_MS,
+      concurrency: config.FERRY_CONCURRENCY,
+      rateLimitRps: config.FERRY_RATE_LIMIT_RPS,
+      maxAttempts: config.FERRY_MAX_ATTEMPTS,
+      retryBaseMs: config.FERRY_RETRY_BASE_MS,
+      retryMaxMs: config.FERRY_RETRY_MAX_MS,
+      accessDeniedRetryMs: config.FERRY_ACCESS_DENIED_RETRY_MS,
+      onCrash: (error) => options.onFatal(error),
+    });
+    this.http = new HttpServer({
+      host: config.FERRY_HTTP_HOST,
+      port: config.FERRY_HTTP_PORT,
+      logger,
+    });
+    registerOpsRoutes(this.http, { metrics, health: this });
+    this.#balance = new BalancePoller({
+      gateway: this.gateway,
+      metrics,
+      logger,
+      intervalMs: config.FERRY_BALANCE_POLL_MS,
+    });
+  }
+
+  get state(): DaemonState {
+    return this.#state;
+  }
+
+  live(): boolean {
+    return this.#state !== 'stopped';
+  }
+
+  ready(): { ready: boolean; reasons: string[] } {
+    const reasons: string[] = [];
+    if (this.#state !== 'running') reasons.push(`daemon ${this.#state}`);
+    if (!this.#kafkaConnected) reasons.push('kafka not connected');
+    if (!this.pipeline.running) reasons.push('consumer not running');
+    return { ready: reasons.length === 0, reasons };
+  }
+
+  /** Creates missing topics, then starts HTTP, the pipeline and the pollers. @throws FerryError. */
+  async start(): Promise<void> {
+    if (this.#state !== 'idle') return;
+    this.#state = 'starting';
+    const { config } = this.#options;
+    await this.http.start();
+    const topic = (name: string) => ({
+      topic: name,
+      partitions: config.FERRY_TOPIC_PARTITIONS,
+      replicationFactor: config.FERRY_TOPIC_REPLICATION_FACTOR,
+    });
+    await this.kafka.ensureTopics([
+      topic(config.FERRY_TOPIC_COMMANDS),
+      topic(config.FERRY_TOPIC_RESULTS),
+      topic(config.FERRY_TOPIC_STATUS),
+      topic(config.FERRY_TOPIC_DLQ),
+    ]);
+    this.#kafkaConnected = true;
+    await this.pipeline.start();
+    this.#balance.start();
+    this.#state = 'running';
+    this.#log.info(
+      { httpPort: this.http.port, commands: config.FERRY_TOPIC_COMMANDS },
+      'ferry is running',
+    );
+  }
+
+  /**
+   * Stops in order: readiness off, pipeline drained within the grace time,
+   * then HTTP and Kafka. @returns true when the pipeline drained in time.
+   */
+  async stop(): Promise<boolean> {
+    if (this.#state === 'stopping' || this.#state === 'stopped') return true;
+    this.#state = 'stopping';
+    this.#balance.stop();
+    const drained = await this.pipeline.stop(this.#options.config.FERRY_SHUTDOWN_GRACE_MS);
+    await this.http.stop();
+    await this.kafka.close();
+    await this.gatewayHttp.close();
+    this.#kafkaConnected = false;
+    this.#state = 'stopped';
+    return drained;
+  }
+}

@@ -1,0 +1,463 @@
+/**
+ * The only module that imports kafkajs. The rest of ferry sees the small types
+ * below (records, a batch consumer, producers), so the client can be swapped.
+ */
+import {
+  type Admin,
+  type Consumer,
+  type IHeaders,
+  Kafka,
+  type KafkaMessage,
+  type LogEntry,
+  logLevel,
+  type Producer,
+} from 'kafkajs';
+import { FerryError } from '../errors.ts';
+import type { Logger } from '../observability/logger.ts';
+
+export interface InboundRecord {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string;
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+  readonly headers: Readonly<Record<string, string>>;
+  /** Milliseconds since the epoch, as a string (Kafka record timestamp). */
+  readonly timestamp: string;
+}
+
+export interface OutboundRecord {
+  readonly topic: string;
+  readonly key: string | Buffer | null;
+  readonly value: string | Buffer | null;
+  readonly headers?: Readonly<Record<string, string | Buffer>>;
+}
+
+export interface TopicSpec {
+  readonly topic: string;
+  readonly partitions: number;
+  readonly replicationFactor: number;
+  readonly config?: Readonly<Record<string, string>>;
+}
+
+export interface PartitionOffset {
+  readonly topic: string;
+  readonly partition: number;
+  /** The next offset to consume (last processed + 1). */
+  readonly offset: string;
+}
+
+export interface KafkaClientOptions {
+  readonly brokers: readonly string[];
+  readonly clientId: string;
+  readonly logger: Logger;
+  /** Counts errors by client and kind, for metrics. */
+  readonly onError?: (client: 'producer' | 'consumer' | 'admin', kind: string) => void;
+}
+
+function headersOf(headers: IHeaders | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!headers) return out;
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    out[name] = Array.isArray(value) ? String(value[0] ?? '') : String(value);
+  }
+  return out;
+}
+
+function inbound(topic: string, partition: number, message: KafkaMessage): InboundRecord {
+  return {
+    topic,
+    partition,
+    offset: message.offset,
+    key: message.key,
+    value: message.value,
+    headers: headersOf(message.headers),
+    timestamp: message.timestamp,
+  };
+}
+
+function toKafkaMessages(records: readonly OutboundRecord[]) {
+  const byTopic = new Map<
+    string,
+    { key: string | Buffer | null; value: string | Buffer | null; headers?: IHeaders }[]
+  >();
+  for (const record of records) {
+    let list = byTopic.get(record.topic);
+    if (!list) {
+      list = [];
+      byTopic.set(record.topic, list);
+    }
+    list.push(
+      record.headers
+        ? { key: record.key, value: record.value, headers: { ...record.headers } }
+        : { key: record.key, value: record.value },
+    );
+  }
+  return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
+}
+
+function kafkaError(error: unknown, what: string): FerryError {
+  if (error instanceof FerryError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new FerryError('kafka', `${what}: ${message}`, { cause: error });
+}
+
+/** Sends records with acks from all in-sync replicas; idempotent, so a retry writes no duplicate. */
+export class RecordProducer {
+  readonly #producer: Producer;
+  constructor(producer: Producer) {
+    this.#producer = producer;
+  }
+  async connect(): Promise<void> {
+    await this.#producer.connect();
+  }
+  /** Resolves once Kafka acknowledged every record. @throws FerryError `kafka`. */
+  async send(records: readonly OutboundRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    try {
+      await this.#producer.sendBatch({ acks: -1, topicMessages: toKafkaMessages(records) });
+    } catch (error: unknown) {
+      throw kafkaError(error, 'producing records failed');
+    }
+  }
+  async disconnect(): Promise<void> {
+    await this.#producer.disconnect();
+  }
+}
+
+/**
+ * A transactional producer: records and the consumer offsets that produced them
+ * become visible together or not at all (readers at read_committed).
+ */
+export class TransactionalProducer {
+  readonly #producer: Producer;
+  readonly transactionalId: string;
+  constructor(producer: Producer, transactionalId: string) {
+    this.#producer = producer;
+    this.transactionalId = transactionalId;
+  }
+  async connect(): Promise<void> {
+    await this.#producer.connect();
+  }
+  /**
+   * Commits `records` and the group's `offsets` in one transaction; aborts on failure.
+   * @throws FerryError `kafka`: nothing of this transaction is visible then.
+   */
+  async commit(
+    records: readonly OutboundRecord[],
+    groupId: string,
+    offsets: readonly PartitionOffset[],
+  ): Promise<void> {
+    const transaction = await this.#producer.transaction();
+    try {
+      if (records.length > 0) {
+        await transaction.sendBatch({ acks: -1, topicMessages: toKafkaMessages(records) });
+      }
+      await transaction.sendOffsets({
+        consumerGroupId: groupId,
+        topics: offsets.map((o) => ({
+          topic: o.topic,
+          partitions: [{ partition: o.partition, offset: o.offset }],
+        })),
+      });
+      await transaction.commit();
+    } catch (error: unknown) {
+      if (transaction.isActive()) await transaction.abort().catch(() => undefined);
+      throw kafkaError(error, 'the result transaction failed');
+    }
+  }
+  async disconnect(): Promise<void> {
+    await this.#producer.disconnect();
+  }
+}
+
+export interface RecordBatch {
+  readonly topic: string;
+  readonly partition: number;
+  readonly records: readonly InboundRecord[];
+  /** Records behind this batch's last one (high watermark − last offset − 1). */
+  readonly lag: number;
+  heartbeat(): Promise<void>;
+  /** False once the consumer is stopping or the partition was taken away by a rebalance. */
+  isCurrent(): boolean;
+}
+
+/** What a batch handler decided: `done` moves past the batch, `again` fetches it again. */
+export type BatchVerdict = 'done' | 'again';
+
+export interface BatchConsumerOptions {
+  readonly groupId: string;
+  readonly topic: string;
+  /** Batches of different partitions handled at once. Default 16. */
+  readonly partitionsConsumedConcurrently?: number;
+  /** Bytes fetched per partition per request; bounds memory per batch. Default 1 MiB. */
+  readonly maxBytesPerPartition?: number;
+  readonly sessionTimeoutMs?: number;
+  readonly onBatch: (batch: RecordBatch) => Promise<BatchVerdict>;
+  /** The partitions of the topic this member owns, after each rebalance. */
+  readonly onAssignment?: (partitions: readonly number[]) => void;
+  /** The consumer stopped for good (kafkajs gave up restarting it). */
+  readonly onCrash?: (error: Error) => void;
+}
+
+/** A consumer group member that hands whole fetched batches to one handler, per partition in order. */
+export class BatchConsumer {
+  readonly #consumer: Consumer;
+  readonly #options: BatchConsumerOptions;
+  #running = false;
+  #assigned: readonly number[] = [];
+
+  constructor(consumer: Consumer, options: BatchConsumerOptions) {
+    this.#consumer = consumer;
+    this.#options = options;
+    consumer.on(consumer.events.GROUP_JOIN, (event) => {
+      this.#assigned = [...(event.payload.memberAssignment[options.topic] ?? [])].sort(
+        (a, b) => a - b,
+      );
+      options.onAssignment?.(this.#assigned);
+    });
+    consumer.on(consumer.events.CRASH, (event) => {
+      if (!event.payload.restart) options.onCrash?.(event.payload.error);
+    });
+  }
+
+  get assignedPartitions(): readonly number[] {
+    return this.#assigned;
+  }
+
+  get running(): boolean {
+    return this.#running;
+  }
+
+  async start(): Promise<void> {
+    if (this.#running) return;
+    const { topic, onBatch } = this.#options;
+    await this.#consumer.connect();
+    // A new group starts at the earliest offset: nothing produced before the first start is lost.
+    await this.#consumer.subscribe({ topics: [topic], fromBeginning: true });
+    await this.#consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: this.#options.partitionsConsumedConcurrently ?? 16,
+      eachBatch: async (payload) => {
+        const { batch } = payload;
+        if (batch.isEmpty()) return;
+        const records = batch.messages.map((m) => inbound(batch.topic, batch.partition, m));
+        const last = batch.lastOffset();
+        const verdict = await onBatch({
+          topic: batch.topic,
+          partition: batch.partition,
+          records,
+          lag: Math.max(0, Number(batch.offsetLag())),
+          heartbeat: () => payload.heartbeat(),
+          isCurrent: () => payload.isRunning() && !payload.isStale(),
+        });
+        if (verdict === 'done') {
+          payload.resolveOffset(last);
+        } else {
+          const first = batch.firstOffset();
+          if (first !== null) {
+            this.#consumer.seek({ topic: batch.topic, partition: batch.partition, offset: first });
+          }
+        }
+      },
+    });
+    this.#running = true;
+  }
+
+  /** Stops fetching new batches for the whole topic; batches in progress finish. */
+  pause(): void {
+    this.#consumer.pause([{ topic: this.#options.topic }]);
+  }
+
+  resume(): void {
+    this.#consumer.resume([{ topic: this.#options.topic }]);
+  }
+
+  /** Leaves the group after the batches in progress finish. */
+  async stop(): Promise<void> {
+    if (!this.#running) {
+      await this.#consumer.disconnect();
+      return;
+    }
+    this.#running = false;
+    await this.#consumer.stop();
+    await this.#consumer.disconnect();
+  }
+}
+
+export interface RecordConsumerOptions {
+  readonly groupId: string;
+  readonly topics: readonly string[];
+  /** Where a new group starts. Default true (earliest). */
+  readonly fromBeginning?: boolean;
+}
+
+/**
+ * Reads records one at a time at read_committed, committing automatically:
+ * for tools and tests that watch the result and status topics (ferryctl, test helpers).
+ */
+export class RecordConsumer {
+  readonly #consumer: Consumer;
+  readonly #options: RecordConsumerOptions;
+  constructor(consumer: Consumer, options: RecordConsumerOptions) {
+    this.#consumer = consumer;
+    this.#options = options;
+  }
+  async start(onRecord: (record: InboundRecord) => void | Promise<void>): Promise<void> {
+    await this.#consumer.connect();
+    await this.#consumer.subscribe({
+      topics: [...this.#options.topics],
+      fromBeginning: this.#options.fromBeginning ?? true,
+    });
+    await this.#consumer.run({
+      eachMessage: async ({ topic, partition, message }) => {
+        await onRecord(inbound(topic, partition, message));
+      },
+    });
+  }
+  async stop(): Promise<void> {
+    await this.#consumer.disconnect();
+  }
+}
+
+function logCreator(logger: Logger) {
+  const child = logger.child({ component: 'kafka' });
+  return () =>
+    ({ level, log }: LogEntry) => {
+      const { message, timestamp: _timestamp, logger: _logger, ...fields } = log;
+      if (level === logLevel.ERROR) child.error(fields, message);
+      else if (level === logLevel.WARN) child.warn(fields, message);
+      else if (level === logLevel.INFO) child.debug(fields, message);
+      else child.trace(fields, message);
+    };
+}
+
+/** Entry point to Kafka for ferry: admin calls, producers and the batch consumer. */
+export class KafkaClient {
+  readonly #kafka: Kafka;
+  readonly #options: KafkaClientOptions;
+  #admin: Admin | undefined;
+
+  constructor(options: KafkaClientOptions) {
+    this.#options = options;
+    this.#kafka = new Kafka({
+      clientId: options.clientId,
+      brokers: [...options.brokers],
+      logLevel: logLevel.INFO,
+      logCreator: logCreator(options.logger),
+      connectionTimeout: 3000,
+      retry: { initialRetryTime: 300, retries: 8 },
+    });
+  }
+
+  async #adminClient(): Promise<Admin> {
+    if (!this.#admin) {
+      const admin = this.#kafka.admin();
+      await admin.connect();
+      this.#admin = admin;
+    }
+    return this.#admin;
+  }
+
+  /** Creates the topics that are missing; existing ones are left as they are. @throws FerryError `kafka`. */
+  async ensureTopics(specs: readonly TopicSpec[]): Promise<void> {
+    try {
+      const admin = await this.#adminClient();
+      const existing = new Set(await admin.listTopics());
+      const missing = specs.filter((s) => !existing.has(s.topic));
+      if (missing.length === 0) return;
+      await admin.createTopics({
+        waitForLeaders: true,
+        topics: missing.map((s) => ({
+          topic: s.topic,
+          numPartitions: s.partitions,
+          replicationFactor: s.replicationFactor,
+          configEntries: Object.entries(s.config ?? {}).map(([name, value]) => ({ name, value })),
+        })),
+      });
+    } catch (error: unknown) {
+      this.#options.onError?.('admin', 'create_topics');
+      // Another replica may have created them between list and create.
+      if (error instanceof Error && /already exists/i.test(error.message)) return;
+      throw kafkaError(error, 'creating topics failed');
+    }
+  }
+
+  /** True when the cluster answers a metadata request. */
+  async ping(): Promise<boolean> {
+    try {
+      const admin = await this.#adminClient();
+      await admin.describeCluster();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** The group's committed offsets for a topic, by partition (-1 when none). */
+  async committedOffsets(groupId: string, topic: string): Promise<Map<number, string>> {
+    const admin = await this.#adminClient();
+    const answer = await admin.fetchOffsets({ groupId, topics: [topic] });
+    const result = new Map<number, string>();
+    for (const p of answer[0]?.partitions ?? []) result.set(p.partition, p.offset);
+    return result;
+  }
+
+  /** The end offset (high watermark) of each partition of a topic. */
+  async endOffsets(topic: string): Promise<Map<number, string>> {
+    const admin = await this.#adminClient();
+    const offsets = await admin.fetchTopicOffsets(topic);
+    return new Map(offsets.map((o) => [o.partition, o.high]));
+  }
+
+  createProducer(): RecordProducer {
+    const producer = this.#kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    producer.on(producer.events.REQUEST_TIMEOUT, () =>
+      this.#options.onError?.('producer', 'timeout'),
+    );
+    return new RecordProducer(producer);
+  }
+
+  createTransactionalProducer(transactionalId: string): TransactionalProducer {
+    const producer = this.#kafka.producer({
+      transactionalId,
+      idempotent: true,
+      maxInFlightRequests: 1,
+      transactionTimeout: 60_000,
+    });
+    return new TransactionalProducer(producer, transactionalId);
+  }
+
+  createBatchConsumer(options: BatchConsumerOptions): BatchConsumer {
+    const consumer = this.#kafka.consumer({
+      groupId: options.groupId,
+      sessionTimeout: options.sessionTimeoutMs ?? 30_000,
+      heartbeatInterval: 3_000,
+      maxBytesPerPartition: options.maxBytesPerPartition ?? 1024 * 1024,
+      readUncommitted: false,
+      retry: { retries: 8 },
+    });
+    consumer.on(consumer.events.CRASH, () => this.#options.onError?.('consumer', 'crash'));
+    consumer.on(consumer.events.REQUEST_TIMEOUT, () =>
+      this.#options.onError?.('consumer', 'timeout'),
+    );
+    return new BatchConsumer(consumer, options);
+  }
+
+  createRecordConsumer(options: RecordConsumerOptions): RecordConsumer {
+    const consumer = this.#kafka.consumer({
+      groupId: options.groupId,
+      readUncommitted: false,
+      maxWaitTimeInMs: 100,
+    });
+    return new RecordConsumer(consumer, options);
+  }
+
+  async close(): Promise<void> {
+    const admin = this.#admin;
+    this.#admin = undefined;
+    await admin?.disconnect();
+  }
+}

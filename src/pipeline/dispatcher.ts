@@ -1,0 +1,220 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import PQueue from 'p-queue';
+import type { ItemOutcome, Transport } from '../contract/index.ts';
+import { FerryError } from '../errors.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { FerryMetrics } from '../observability/metrics.ts';
+import type { EnvelopeAnswer, GatewayClient } from '../upstream/gateway-client.ts';
+import type { Batch } from './batcher.ts';
+import type { SendGate } from './send-gate.ts';
+
+/** How one command's trip to the gateway ended. */
+export type SendOutcome =
+  | { readonly kind: 'item'; readonly item: ItemOutcome; readonly attempts: number }
+  | { readonly kind: 'accepted'; readonly requestId: string; readonly attempts: number }
+  | { readonly kind: 'rejected'; readonly error: string; readonly attempts: number }
+  | { readonly kind: 'transport'; readonly error: string; readonly attempts: number }
+  /** ferry is stopping before the command could be sent: it gets no result and is read again later. */
+  | { readonly kind: 'abandoned' };
+
+/** One operation waiting for its envelope's answer. */
+export interface Outbound {
+  readonly json: string;
+  readonly id: unknown;
+  settle(outcome: SendOutcome): void;
+}
+
+export interface DispatcherOptions {
+  readonly gateway: GatewayClient;
+  readonly gate: SendGate;
+  readonly logger: Logger;
+  readonly metrics: FerryMetrics;
+  /** Envelopes in flight at once (FERRY_CONCURRENCY). */
+  readonly concurrency: number;
+  /** Envelopes started per second at most; 0 for no cap (FERRY_RATE_LIMIT_RPS). */
+  readonly rateLimitRps: number;
+  /** HTTP attempts per envelope before its commands end at stage `transport`. */
+  readonly maxAttempts: number;
+  readonly retryBaseMs: number;
+  readonly retryMaxMs: number;
+  /** Called when an answer says `Access denied`; the gate is already closed then. */
+  readonly onAccessDenied: (error: string) => void;
+}
+
+interface Envelope {
+  readonly transport: Transport;
+  readonly items: readonly Outbound[];
+  attempts: number;
+}
+
+/** Exponential backoff with full jitter between half and all of the step. */
+export function backoffMs(attempt: number, baseMs: number, maxMs: number): number {
+  const step = Math.min(maxMs, baseMs * 2 ** Math.max(0, attempt - 1));
+  return step / 2 + Math.random() * (step / 2);
+}
+
+/**
+ * Sends envelopes through a p-queue (concurrency and rate cap), retries transient
+ * failures with backoff, holds envelopes while the send gate is closed, and
+ * settles every command of an envelope exactly once.
+ */
+export class Dispatcher {
+  readonly #options: DispatcherOptions;
+  readonly #queue: PQueue;
+  readonly #abort = new AbortController();
+  /** Envelopes waiting for a backoff timer or the gate: not in the queue, not finished. */
+  #waiting = 0;
+
+  constructor(options: DispatcherOptions) {
+    this.#options = options;
+    this.#queue = new PQueue(
+      options.rateLimitRps > 0
+        ? { concurrency: options.concurrency, intervalCap: options.rateLimitRps, interval: 1000 }
+        : { concurrency: options.concurrency },
+    );
+  }
+
+  get inFlight(): number {
+    return this.#queue.pending;
+  }
+
+  /** Envelopes queued for a slot, waiting for a retry, or held by a closed gate. */
+  get queued(): number {
+    return this.#queue.size + this.#waiting;
+  }
+
+  dispatch(batch: Batch<Outbound>): void {
+    const envelope: Envelope = { transport: batch.transport, items: batch.items, attempts: 0 };
+    this.#options.metrics.envelopeOperations.observe(
+      { transport: envelope.transport },
+      envelope.items.length,
+    );
+    this.#enqueue(envelope);
+  }
+
+  /** Resolves when nothing is queued, waiting or in flight. */
+  async drain(): Promise<void> {
+    while (this.queued > 0 || this.inFlight > 0) {
+      await Promise.race([this.#queue.onIdle(), new Promise((r) => setTimeout(r, 50))]);
+    }
+  }
+
+  /** Abandons everything not yet sent (their commands get no result and are read again). */
+  abort(): void {
+    this.#abort.abort(new FerryError('aborted', 'ferry is stopping'));
+    this.#queue.clear();
+  }
+
+  #enqueue(envelope: Envelope): void {
+    this.#updateGauges();
+    void this.#queue
+      .add(() => this.#attempt(envelope), { signal: this.#abort.signal })
+      .catch(() => this.#abandon(envelope));
+  }
+
+  async #attempt(envelope: Envelope): Promise<void> {
+    const { gateway, gate, metrics } = this.#options;
+    if (!gate.open) {
+      this.#later(envelope, () => gate.whenOpen(this.#abort.signal));
+      return;
+    }
+    envelope.attempts += 1;
+    this.#updateGauges();
+    let answer: EnvelopeAnswer;
+    try {
+      answer = await gateway.sendEnvelope(
+        envelope.transport,
+        envelope.items.map((item) => item.json),
+        envelope.items.map((item) => item.id),
+        this.#abort.signal,
+      );
+    } catch (error: unknown) {
+      this.#failed(envelope, FerryError.from(error, 'transport'));
+      return;
+    } finally {
+      this.#updateGauges();
+    }
+    if (answer.kind === 'rejected' && answer.accessDenied) {
+      metrics.envelopesSent.inc({ transport: envelope.transport, outcome: 'access_denied' });
+      if (gate.close('access_denied')) this.#options.onAccessDenied(answer.error);
+      // The key may be fixed later: the same envelope waits and is sent again, nothing fails.
+      this.#later(envelope, () => gate.whenOpen(this.#abort.signal));
+      return;
+    }
+    metrics.envelopesSent.inc({
+      transport: envelope.transport,
+      outcome: answer.kind === 'rejected' ? 'rejected' : 'ok',
+    });
+    this.#settleAnswer(envelope, answer);
+  }
+
+  #settleAnswer(envelope: Envelope, answer: EnvelopeAnswer): void {
+    const attempts = envelope.attempts;
+    envelope.items.forEach((item, index) => {
+      if (answer.kind === 'rejected')
+        item.settle({ kind: 'rejected', error: answer.error, attempts });
+      else if (answer.kind === 'accepted') {
+        item.settle({ kind: 'accepted', requestId: answer.requestId, attempts });
+      } else {
+        const outcome = answer.items[index];
+        item.settle(
+          outcome
+            ? { kind: 'item', item: outcome, attempts }
+            : { kind: 'transport', error: 'the gateway answered without this item', attempts },
+        );
+      }
+    });
+  }
+
+  #failed(envelope: Envelope, error: FerryError): void {
+    const { metrics, logger, maxAttempts, retryBaseMs, retryMaxMs } = this.#options;
+    if (error.code === 'aborted') {
+      this.#abandon(envelope);
+      return;
+    }
+    metrics.envelopesSent.inc({ transport: envelope.transport, outcome: 'transport_error' });
+    if (error.retryable && envelope.attempts < maxAttempts) {
+      metrics.envelopeRetries.inc({ transport: envelope.transport, reason: error.code });
+      const delayMs = backoffMs(envelope.attempts, retryBaseMs, retryMaxMs);
+      logger.warn(
+        { transport: envelope.transport, attempts: envelope.attempts, delayMs, err: error.message },
+        'envelope failed, retrying',
+      );
+      this.#later(envelope, () => sleep(delayMs, undefined, { signal: this.#abort.signal }));
+      return;
+    }
+    logger.error(
+      { transport: envelope.transport, attempts: envelope.attempts, err: error.message },
+      'envelope failed for good',
+    );
+    for (const item of envelope.items) {
+      item.settle({ kind: 'transport', error: error.message, attempts: envelope.attempts });
+    }
+  }
+
+  /** Re-queues the envelope after `wait` resolves, outside the queue so it holds no slot. */
+  #later(envelope: Envelope, wait: () => Promise<unknown>): void {
+    this.#waiting += 1;
+    this.#updateGauges();
+    wait().then(
+      () => {
+        this.#waiting -= 1;
+        this.#enqueue(envelope);
+      },
+      () => {
+        this.#waiting -= 1;
+        this.#abandon(envelope);
+      },
+    );
+  }
+
+  #abandon(envelope: Envelope): void {
+    this.#updateGauges();
+    for (const item of envelope.items) item.settle({ kind: 'abandoned' });
+  }
+
+  #updateGauges(): void {
+    this.#options.metrics.envelopesInFlight.set(this.inFlight);
+    this.#options.metrics.envelopesQueued.set(this.queued);
+  }
+}

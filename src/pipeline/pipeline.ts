@@ -1,0 +1,397 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Transport } from '../contract/index.ts';
+import type {
+  BatchConsumer,
+  BatchVerdict,
+  InboundRecord,
+  KafkaClient,
+  OutboundRecord,
+  RecordBatch,
+  TransactionalProducer,
+} from '../kafka/kafka-client.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { FerryMetrics } from '../observability/metrics.ts';
+import type { GatewayClient } from '../upstream/gateway-client.ts';
+import { Batcher } from './batcher.ts';
+import { type Command, readCommand, type ValidCommand } from './command.ts';
+import { Dispatcher, type Outbound, type SendOutcome } from './dispatcher.ts';
+import type { PauseReason, PipelineControl, PipelineState } from './pipeline-control.ts';
+import { type Result, sendResult, validationResult } from './result.ts';
+import { SendGate } from './send-gate.ts';
+
+export interface PipelineTopics {
+  readonly commands: string;
+  readonly results: string;
+  readonly dlq: string;
+}
+
+export interface PipelineOptions {
+  readonly kafka: KafkaClient;
+  readonly gateway: GatewayClient;
+  readonly logger: Logger;
+  readonly metrics: FerryMetrics;
+  readonly groupId: string;
+  readonly topics: PipelineTopics;
+  readonly defaultTransport: Transport;
+  /** Prefix of the per-partition transactional ids; stable across restarts so a restarted replica fences its predecessor. */
+  readonly transactionalIdPrefix: string;
+  readonly batchMaxOps: number;
+  readonly lingerMs: number;
+  readonly concurrency: number;
+  readonly rateLimitRps: number;
+  readonly maxAttempts: number;
+  readonly retryBaseMs: number;
+  readonly retryMaxMs: number;
+  /** After `Access denied`, try sending again after this long; 0 waits for an operator. */
+  readonly accessDeniedRetryMs: number;
+  /** Adds fields to an operation before it is sent (hook injection). */
+  readonly prepare?: (operation: Record<string, unknown>) => boolean;
+  /** Batches of different partitions in progress at once. Default 16. */
+  readonly partitionsConsumedConcurrently?: number;
+  /** Bytes fetched per partition per request. Default 1 MiB. */
+  readonly maxBytesPerPartition?: number;
+  /** The consumer stopped for good: the process should exit non-zero so its supervisor restarts it. */
+  readonly onCrash: (error: Error) => void;
+}
+
+type Lifecycle = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped';
+
+const HEARTBEAT_INTERVAL_MS = 3_000;
+const COMMIT_ATTEMPTS = 5;
+
+/**
+ * Commands in, results out: consumes the commands topic in batches per partition,
+ * validates, batches operations into envelopes across partitions, dispatches them,
+ * and commits each partition batch's results, dead letters and offset in one
+ * Kafka transaction (per-partition transactional id), in the order of the commands.
+ */
+export class Pipeline implements PipelineControl {
+  readonly #options: PipelineOptions;
+  readonly #log: Logger;
+  readonly #gate = new SendGate();
+  readonly #batcher: Batcher<Outbound>;
+  readonly #dispatcher: Dispatcher;
+  readonly #producers = new Map<number, Promise<TransactionalProducer>>();
+  readonly #lag = new Map<number, number>();
+  readonly #transports: ReadonlySet<Transport>;
+  #consumer: BatchConsumer | undefined;
+  #lifecycle: Lifecycle = 'idle';
+  #commandsInFlight = 0;
+  #lastError: string | undefined;
+  #accessDeniedTimer: NodeJS.Timeout | undefined;
+
+  constructor(options: PipelineOptions) {
+    this.#options = options;
+    this.#log = options.logger.child({ component: 'pipeline' });
+    this.#transports = new Set(
+      (['sync', 'async'] as const).filter((t) => options.gateway.supports(t)),
+    );
+    this.#dispatcher = new Dispatcher({
+      gateway: options.gateway,
+      gate: this.#gate,
+      logger: this.#log,
+      metrics: options.metrics,
+      concurrency: options.concurrency,
+      rateLimitRps: options.rateLimitRps,
+      maxAttempts: options.maxAttempts,
+      retryBaseMs: options.retryBaseMs,
+      retryMaxMs: options.retryMaxMs,
+      onAccessDenied: (error) => this.#accessDenied(error),
+    });
+    this.#batcher = new Batcher({
+      maxOps: options.batchMaxOps,
+      lingerMs: options.lingerMs,
+      onBatch: (batch) => this.#dispatcher.dispatch(batch),
+    });
+    this.#gate.onChange((reasons) => this.#gateChanged(reasons));
+  }
+
+  get running(): boolean {
+    return this.#lifecycle === 'running' && (this.#consumer?.running ?? false);
+  }
+
+  /** Joins the consumer group; the topics must exist. Idempotent. */
+  async start(): Promise<void> {
+    if (this.#lifecycle !== 'idle') return;
+    this.#lifecycle = 'starting';
+    const { kafka, groupId, topics } = this.#options;
+    const consumer = kafka.createBatchConsumer({
+      groupId,
+      topic: topics.commands,
+      partitionsConsumedConcurrently: this.#options.partitionsConsumedConcurrently ?? 16,
+      maxBytesPerPartition: this.#options.maxBytesPerPartition ?? 1024 * 1024,
+      onBatch: (batch) => this.#handleBatch(batch),
+      onAssignment: (partitions) => this.#assigned(partitions),
+      onCrash: (error) => {
+        this.#options.metrics.consumerCrashes.inc();
+        this.#options.onCrash(error);
+      },
+    });
+    this.#consumer = consumer;
+    await consumer.start();
+    if (!this.#gate.open) consumer.pause();
+    this.#lifecycle = 'running';
+    this.#log.info({ topic: topics.commands, groupId }, 'pipeline started');
+  }
+
+  /**
+   * Stops fetching, sends what is batched, waits up to `graceMs` for answers, then
+   * commits and leaves the group. Commands not answered by then get no result and
+   * are read again by the next owner of their partition.
+   * @returns true when everything in flight finished within the grace time.
+   */
+  async stop(graceMs: number): Promise<boolean> {
+    if (this.#lifecycle === 'stopped' || this.#lifecycle === 'stopping') return true;
+    this.#lifecycle = 'stopping';
+    clearTimeout(this.#accessDeniedTimer);
+    this.#consumer?.pause();
+    this.#batcher.flushAll();
+    const drained = await Promise.race([
+      this.#dispatcher.drain().then(() => true),
+      sleep(graceMs).then(() => false),
+    ]);
+    if (!drained) {
+      this.#log.warn({ graceMs }, 'grace time passed with envelopes in flight; abandoning them');
+      this.#dispatcher.abort();
+    }
+    await this.#consumer?.stop();
+    await this.#closeProducers([...this.#producers.keys()]);
+    this.#lifecycle = 'stopped';
+    this.#log.info({ drained }, 'pipeline stopped');
+    return drained;
+  }
+
+  pause(reason: 'operator'): void {
+    this.#gate.close(reason);
+  }
+
+  resume(): void {
+    clearTimeout(this.#accessDeniedTimer);
+    this.#gate.release();
+  }
+
+  state(): PipelineState {
+    const partitions = (this.#consumer?.assignedPartitions ?? []).map((partition) => ({
+      topic: this.#options.topics.commands,
+      partition,
+      lag: this.#lag.get(partition) ?? -1,
+    }));
+    const state: PipelineState = {
+      running: this.running,
+      paused: !this.#gate.open,
+      pauseReasons: this.#gate.reasons,
+      partitions,
+      envelopesInFlight: this.#dispatcher.inFlight,
+      envelopesQueued: this.#dispatcher.queued,
+      commandsInFlight: this.#commandsInFlight,
+    };
+    return this.#lastError === undefined ? state : { ...state, lastError: this.#lastError };
+  }
+
+  async #handleBatch(batch: RecordBatch): Promise<BatchVerdict> {
+    const { metrics } = this.#options;
+    this.#lag.set(batch.partition, batch.lag);
+    metrics.consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, batch.lag);
+
+    const reader = {
+      defaultTransport: this.#options.defaultTransport,
+      transports: this.#transports,
+      ...(this.#options.prepare ? { prepare: this.#options.prepare } : {}),
+    };
+    const commands = batch.records.map((record) => readCommand(record, reader));
+    const pending = commands.map((command) => this.#send(command));
+    this.#commandsInFlight += commands.length;
+    if (this.#lifecycle === 'stopping') this.#batcher.flushAll();
+
+    // Keeps the group membership alive while envelopes are out (or held by a closed gate).
+    const heartbeat = setInterval(() => {
+      batch.heartbeat().catch(() => undefined);
+    }, HEARTBEAT_INTERVAL_MS);
+    let outcomes: (SendOutcome | undefined)[];
+    try {
+      outcomes = await Promise.all(pending);
+    } finally {
+      clearInterval(heartbeat);
+      this.#commandsInFlight -= commands.length;
+    }
+    if (outcomes.some((outcome) => outcome?.kind === 'abandoned')) return 'again';
+
+    const records: OutboundRecord[] = [];
+    const results = commands.map((command, index) => this.#resultOf(command, outcomes[index]));
+    const deadLetterReasons: string[] = [];
+    commands.forEach((command, index) => {
+      const result = results[index] as Result;
+      records.push({
+        topic: this.#options.topics.results,
+        key: command.record.key,
+        value: JSON.stringify(result),
+      });
+      const deadLetterReason = this.#deadLetterReason(command, result);
+      if (deadLetterReason !== undefined) {
+        records.push(this.#deadLetter(command.record, result.error ?? deadLetterReason));
+        deadLetterReasons.push(deadLetterReason);
+      }
+    });
+    const last = batch.records[batch.records.length - 1];
+    if (!last) return 'done';
+    const committed = await this.#commit(batch, records, (BigInt(last.offset) + 1n).toString());
+    if (committed) this.#count(results, deadLetterReasons);
+    return committed ? 'done' : 'again';
+  }
+
+  #send(command: Command): Promise<SendOutcome | undefined> {
+    this.#options.metrics.commandsConsumed.inc({ transport: command.transport });
+    if (command.kind === 'invalid') {
+      this.#options.metrics.validationFailures.inc({ rule: command.rule });
+      return Promise.resolve(undefined);
+    }
+    return new Promise((settle) => {
+      this.#batcher.add(command.transport, { json: command.json, id: command.id, settle });
+    });
+  }
+
+  #resultOf(command: Command, outcome: SendOutcome | undefined): Result {
+    if (command.kind === 'invalid') return validationResult(command);
+    if (!outcome || outcome.kind === 'abandoned') {
+      throw new Error('a valid command reached its result without an outcome');
+    }
+    return sendResult(command as ValidCommand, outcome);
+  }
+
+  #deadLetterReason(command: Command, result: Result): string | undefined {
+    if (command.kind === 'invalid') return command.unreadable ? command.rule : undefined;
+    return result.stage === 'transport' ? 'transport' : undefined;
+  }
+
+  #deadLetter(record: InboundRecord, error: string): OutboundRecord {
+    return {
+      topic: this.#options.topics.dlq,
+      key: record.key,
+      value: record.value,
+      headers: {
+        ...record.headers,
+        'ferry-error': error,
+        'ferry-source-topic': record.topic,
+        'ferry-source-partition': String(record.partition),
+        'ferry-source-offset': record.offset,
+      },
+    };
+  }
+
+  /** Commits results, dead letters and the next offset atomically; retries with a fresh producer. */
+  async #commit(
+    batch: RecordBatch,
+    records: OutboundRecord[],
+    nextOffset: string,
+  ): Promise<boolean> {
+    const offsets = [{ topic: batch.topic, partition: batch.partition, offset: nextOffset }];
+    for (let attempt = 1; attempt <= COMMIT_ATTEMPTS; attempt += 1) {
+      try {
+        const producer = await this.#producer(batch.partition);
+        await producer.commit(records, this.#options.groupId, offsets);
+        return true;
+      } catch (error: unknown) {
+        this.#options.metrics.kafkaErrors.inc({ client: 'producer', kind: 'transaction' });
+        this.#log.warn(
+          {
+            partition: batch.partition,
+            attempt,
+            err: error instanceof Error ? error.message : String(error),
+          },
+          'result transaction failed',
+        );
+        // The outcome of a failed transaction may be unknown: start over with a new producer,
+        // whose initialisation also fences the old one.
+        await this.#closeProducers([batch.partition]);
+        if (!batch.isCurrent()) return false;
+        await sleep(Math.min(5_000, 200 * 2 ** attempt));
+      }
+    }
+    return false;
+  }
+
+  #producer(partition: number): Promise<TransactionalProducer> {
+    let producer = this.#producers.get(partition);
+    if (!producer) {
+      const { kafka, transactionalIdPrefix, groupId, topics } = this.#options;
+      const created = kafka.createTransactionalProducer(
+        `${transactionalIdPrefix}-${groupId}-${topics.commands}-${partition}`,
+      );
+      producer = created.connect().then(() => created);
+      producer.catch(() => this.#producers.delete(partition));
+      this.#producers.set(partition, producer);
+    }
+    return producer;
+  }
+
+  async #closeProducers(partitions: readonly number[]): Promise<void> {
+    await Promise.all(
+      partitions.map(async (partition) => {
+        const producer = this.#producers.get(partition);
+        this.#producers.delete(partition);
+        await producer?.then((p) => p.disconnect()).catch(() => undefined);
+      }),
+    );
+  }
+
+  #assigned(partitions: readonly number[]): void {
+    const owned = new Set(partitions);
+    const lost = [...this.#producers.keys()].filter((p) => !owned.has(p));
+    for (const partition of [...this.#lag.keys()]) {
+      if (owned.has(partition)) continue;
+      this.#lag.delete(partition);
+      this.#options.metrics.consumerLag.remove({
+        topic: this.#options.topics.commands,
+        partition: String(partition),
+      });
+    }
+    void this.#closeProducers(lost);
+    this.#log.info({ partitions }, 'partitions assigned');
+  }
+
+  #count(results: readonly Result[], deadLetterReasons: readonly string[]): void {
+    const { metrics } = this.#options;
+    for (const reason of deadLetterReasons) metrics.deadLetters.inc({ reason });
+    for (const result of results) {
+      metrics.results.inc({
+        type: typeof result.type === 'string' ? result.type : 'unknown',
+        stage: result.stage,
+        success: String(result.success),
+      });
+      if (typeof result.parts === 'number') metrics.partsBilled.inc(result.parts);
+    }
+  }
+
+  #accessDenied(error: string): void {
+    const { accessDeniedRetryMs, metrics } = this.#options;
+    this.#lastError = error;
+    metrics.accessDenied.set(1);
+    this.#log.error(
+      { retryInMs: accessDeniedRetryMs || undefined },
+      'the gateway answered Access denied: sending stopped until the key is fixed and ferry is resumed',
+    );
+    if (accessDeniedRetryMs > 0) {
+      clearTimeout(this.#accessDeniedTimer);
+      this.#accessDeniedTimer = setTimeout(() => {
+        this.#log.info('trying the gateway again after Access denied');
+        this.#gate.release('access_denied');
+      }, accessDeniedRetryMs);
+      this.#accessDeniedTimer.unref();
+    }
+  }
+
+  #gateChanged(reasons: readonly PauseReason[]): void {
+    const { metrics } = this.#options;
+    for (const reason of ['operator', 'access_denied'] as const) {
+      metrics.consumptionPaused.set({ reason }, reasons.includes(reason) ? 1 : 0);
+    }
+    if (!reasons.includes('access_denied')) metrics.accessDenied.set(0);
+    if (reasons.length > 0) {
+      this.#consumer?.pause();
+      this.#log.info({ reasons }, 'consumption paused');
+    } else {
+      this.#consumer?.resume();
+      this.#log.info('consumption resumed');
+    }
+  }
+}

@@ -1,0 +1,84 @@
+import { sendOperationTypes, type Transport } from '../contract/index.ts';
+import type { Command } from './command.ts';
+import type { SendOutcome } from './dispatcher.ts';
+
+/** Where a command ended (DESIGN: Result). */
+export type Stage = 'validation' | 'upstream' | 'transport';
+
+/** The value of a result record (DESIGN: Result). */
+export interface Result {
+  id?: unknown;
+  type?: unknown;
+  success: boolean;
+  error?: string;
+  stage: Stage;
+  transport: Transport;
+  msg_id?: unknown;
+  parts?: unknown;
+  request_id?: string;
+  data?: unknown;
+  attempts: number;
+  completed_at: string;
+}
+
+function base(command: Command, success: boolean, stage: Stage, attempts: number): Result {
+  const result: Result = {
+    success,
+    stage,
+    transport: command.transport,
+    attempts,
+    completed_at: new Date().toISOString(),
+  };
+  if (command.id !== undefined) result.id = command.id;
+  if (command.type !== undefined) result.type = command.type;
+  return result;
+}
+
+/** The result of a command that broke a rule and was never sent. */
+export function validationResult(command: Command & { kind: 'invalid' }): Result {
+  const result = base(command, false, 'validation', 0);
+  result.error = command.error;
+  return result;
+}
+
+/** The result of a command the gateway answered for, or that gave up after retries. */
+export function sendResult(
+  command: Command & { kind: 'valid' },
+  outcome: Exclude<SendOutcome, { kind: 'abandoned' }>,
+): Result {
+  switch (outcome.kind) {
+    case 'transport': {
+      const result = base(command, false, 'transport', outcome.attempts);
+      result.error = outcome.error;
+      return result;
+    }
+    case 'rejected': {
+      const result = base(command, false, 'upstream', outcome.attempts);
+      result.error = outcome.error;
+      return result;
+    }
+    case 'accepted': {
+      const result = base(command, true, 'upstream', outcome.attempts);
+      result.request_id = outcome.requestId;
+      return result;
+    }
+    case 'item': {
+      const { item } = outcome;
+      const result = base(command, item.success, 'upstream', outcome.attempts);
+      if (!item.success) {
+        result.error = item.error;
+        return result;
+      }
+      const data = item.data;
+      if (sendOperationTypes.has(command.type) && typeof data === 'object' && data !== null) {
+        // spec: Send result payload: the message id and the billed parts.
+        const send = data as { msg_id?: unknown; parts?: unknown };
+        if (send.msg_id !== undefined) result.msg_id = send.msg_id;
+        if (send.parts !== undefined) result.parts = send.parts;
+      } else {
+        result.data = data;
+      }
+      return result;
+    }
+  }
+}

@@ -1,0 +1,48 @@
+import { FerryError } from '../errors.ts';
+
+// Socket-level failures where repeating the request may succeed (undici's retry-handler list).
+const retryableSocketCodes = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'ENETDOWN',
+  'ENETUNREACH',
+  'EHOSTDOWN',
+  'EHOSTUNREACH',
+  'EPIPE',
+  'ETIMEDOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CLOSED',
+]);
+
+function errorCode(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') return code;
+  return errorCode((error as { cause?: unknown }).cause);
+}
+
+/**
+ * Classifies anything an HTTP call to the gateway threw, once, at the edge.
+ * Whether the gateway may have processed the request is kept on `.cause` chain
+ * semantics: a timeout or reset after the request was written is "outcome unknown".
+ */
+export function classifyUpstreamError(error: unknown, signal?: AbortSignal): FerryError {
+  if (error instanceof FerryError) return error;
+  if (signal?.aborted)
+    return new FerryError('aborted', 'the request was aborted', { cause: error });
+  const code = errorCode(error);
+  const message = error instanceof Error ? error.message : String(error);
+  if (code !== undefined && retryableSocketCodes.has(code)) {
+    return new FerryError('transport', `gateway unreachable (${code}): ${message}`, {
+      cause: error,
+    });
+  }
+  if (error instanceof Error && error.name === 'TimeoutError') {
+    return new FerryError('transport', `gateway request timed out: ${message}`, { cause: error });
+  }
+  return new FerryError('transport', `gateway request failed: ${message}`, { cause: error });
+}

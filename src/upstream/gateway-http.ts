@@ -1,0 +1,112 @@
+import { Pool } from 'undici';
+import type { Transport } from '../contract/index.ts';
+import { FerryError } from '../errors.ts';
+import { classifyUpstreamError } from './classify-error.ts';
+
+export interface GatewayHttpOptions {
+  /** `{base_url}` of the sync endpoint; requests go to `{base_url}/api/json.php`. */
+  readonly syncBaseUrl: string;
+  /** `{async_url}` of the async endpoint; requests go to `{async_url}/v1/json`. */
+  readonly asyncBaseUrl?: string | undefined;
+  /** Per-request timeout covering headers and body. Default 10 000 ms. */
+  readonly requestTimeoutMs?: number;
+  /** Keep-alive connections per origin. Default 32. */
+  readonly connections?: number;
+}
+
+/** The raw answer of one POST; the contract module reads the body. */
+export interface GatewayHttpAnswer {
+  readonly body: string;
+  readonly durationMs: number;
+}
+
+// spec: Endpoints. The sync path carries no version, the async one carries `v1`.
+const paths: Record<Transport, string> = { sync: '/api/json.php', async: '/v1/json' };
+
+interface Endpoint {
+  readonly pool: Pool;
+  readonly path: string;
+}
+
+function endpoint(baseUrl: string, transport: Transport, options: GatewayHttpOptions): Endpoint {
+  const url = new URL(baseUrl);
+  const prefix = url.pathname.replace(/\/+$/, '');
+  const timeoutMs = options.requestTimeoutMs ?? 10_000;
+  const pool = new Pool(url.origin, {
+    connections: options.connections ?? 32,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    keepAliveTimeout: 30_000,
+  });
+  return { pool, path: `${prefix}${paths[transport]}` };
+}
+
+/**
+ * POSTs envelopes to the gateway over pooled keep-alive connections (undici).
+ * Every failure leaves as a FerryError: `transport` (retryable) for sockets,
+ * timeouts, HTTP status other than 200 (the spec answers 200 in all cases).
+ */
+export class GatewayHttp {
+  readonly #endpoints: Partial<Record<Transport, Endpoint>>;
+  readonly #timeoutMs: number;
+
+  constructor(options: GatewayHttpOptions) {
+    this.#timeoutMs = options.requestTimeoutMs ?? 10_000;
+    this.#endpoints = { sync: endpoint(options.syncBaseUrl, 'sync', options) };
+    if (options.asyncBaseUrl) {
+      this.#endpoints.async = endpoint(options.asyncBaseUrl, 'async', options);
+    }
+  }
+
+  supports(transport: Transport): boolean {
+    return this.#endpoints[transport] !== undefined;
+  }
+
+  /**
+   * @throws FerryError `transport` on any network failure, timeout or non-200 status;
+   *   `aborted` when `signal` fired; `illegal_state` for a transport with no URL configured.
+   */
+  async post(transport: Transport, body: string, signal?: AbortSignal): Promise<GatewayHttpAnswer> {
+    const target = this.#endpoints[transport];
+    if (!target) {
+      throw new FerryError('illegal_state', `no ${transport} endpoint is configured`, {
+        retryable: false,
+      });
+    }
+    const started = performance.now();
+    const timeout = AbortSignal.timeout(this.#timeoutMs);
+    const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    try {
+      const response = await target.pool.request({
+        method: 'POST',
+        path: target.path,
+        headers: { 'content-type': 'application/json' },
+        body,
+        signal: combined,
+      });
+      const text = await response.body.text();
+      if (response.statusCode !== 200) {
+        throw new FerryError('transport', `gateway answered HTTP ${response.statusCode}`);
+      }
+      return { body: text, durationMs: performance.now() - started };
+    } catch (error: unknown) {
+      throw classifyUpstreamError(error, signal);
+    }
+  }
+
+  #pools(): Pool[] {
+    return [this.#endpoints.sync?.pool, this.#endpoints.async?.pool].filter(
+      (pool): pool is Pool => pool !== undefined,
+    );
+  }
+
+  /** Closes the pools after their requests finish. */
+  async close(): Promise<void> {
+    await Promise.all(this.#pools().map((pool) => pool.close()));
+  }
+
+  /** Aborts whatever is in flight. */
+  async destroy(): Promise<void> {
+    await Promise.all(this.#pools().map((pool) => pool.destroy()));
+  }
+}
