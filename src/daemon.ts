@@ -80,6 +80,8 @@ export class Daemon implements HealthSource {
       retryBaseMs: config.FERRY_RETRY_BASE_MS,
       retryMaxMs: config.FERRY_RETRY_MAX_MS,
       accessDeniedRetryMs: config.FERRY_ACCESS_DENIED_RETRY_MS,
+      sessionTimeoutMs: config.FERRY_KAFKA_SESSION_TIMEOUT_MS,
+      maxBytesPerPartition: config.FERRY_KAFKA_MAX_BYTES_PER_PARTITION,
       onCrash: (error) => options.onFatal(error),
     });
     this.http = new HttpServer({

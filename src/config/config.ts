@@ -87,6 +87,10 @@ export const variables = {
   FERRY_TOPIC_STATUS: v(text, 'ferry.status'),
   FERRY_TOPIC_DLQ: v(text, 'ferry.dlq'),
   /** Partitions given to topics ferry creates; replicas run up to this many consumers. */
+  /** A member silent for this long is dropped from the group and its partitions move. */
+  FERRY_KAFKA_SESSION_TIMEOUT_MS: v(integer(6_000, 300_000), 30_000),
+  /** Bytes fetched per partition per request: bounds the commands in flight per partition. */
+  FERRY_KAFKA_MAX_BYTES_PER_PARTITION: v(integer(1024, 64 * 1024 * 1024), 1024 * 1024),
   FERRY_TOPIC_PARTITIONS: v(integer(1, 10_000), 6),
   FERRY_TOPIC_REPLICATION_FACTOR: v(integer(1, 10), 1),
   FERRY_API_KEY: required(text, true),

@@ -10,6 +10,7 @@ import {
   type KafkaMessage,
   type LogEntry,
   logLevel,
+  Partitioners,
   type Producer,
 } from 'kafkajs';
 import { FerryError } from '../errors.ts';
@@ -322,12 +323,20 @@ export class RecordConsumer {
   }
 }
 
+// kafkajs warns about bounded retries on every idempotent producer. ferry's results go
+// through transactions (an aborted one leaves nothing behind) and callers of the status
+// producer retry on failure, so the warning says nothing actionable here.
+const quietWarnings = new Set([
+  'Limiting retries for the idempotent producer may invalidate EoS guarantees',
+]);
+
 function logCreator(logger: Logger) {
   const child = logger.child({ component: 'kafka' });
   return () =>
     ({ level, log }: LogEntry) => {
       const { message, timestamp: _timestamp, logger: _logger, ...fields } = log;
-      if (level === logLevel.ERROR) child.error(fields, message);
+      if (quietWarnings.has(message)) child.debug(fields, message);
+      else if (level === logLevel.ERROR) child.error(fields, message);
       else if (level === logLevel.WARN) child.warn(fields, message);
       else if (level === logLevel.INFO) child.debug(fields, message);
       else child.trace(fields, message);
@@ -413,7 +422,11 @@ export class KafkaClient {
   }
 
   createProducer(): RecordProducer {
-    const producer = this.#kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    const producer = this.#kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
     producer.on(producer.events.REQUEST_TIMEOUT, () =>
       this.#options.onError?.('producer', 'timeout'),
     );
@@ -424,6 +437,7 @@ export class KafkaClient {
     const producer = this.#kafka.producer({
       transactionalId,
       idempotent: true,
+      createPartitioner: Partitioners.DefaultPartitioner,
       maxInFlightRequests: 1,
       transactionTimeout: 60_000,
     });

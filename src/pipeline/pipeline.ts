@@ -50,6 +50,7 @@ export interface PipelineOptions {
   readonly partitionsConsumedConcurrently?: number;
   /** Bytes fetched per partition per request. Default 1 MiB. */
   readonly maxBytesPerPartition?: number;
+  readonly sessionTimeoutMs?: number;
   /** The consumer stopped for good: the process should exit non-zero so its supervisor restarts it. */
   readonly onCrash: (error: Error) => void;
 }
@@ -120,6 +121,9 @@ export class Pipeline implements PipelineControl {
       topic: topics.commands,
       partitionsConsumedConcurrently: this.#options.partitionsConsumedConcurrently ?? 16,
       maxBytesPerPartition: this.#options.maxBytesPerPartition ?? 1024 * 1024,
+      ...(this.#options.sessionTimeoutMs
+        ? { sessionTimeoutMs: this.#options.sessionTimeoutMs }
+        : {}),
       onBatch: (batch) => this.#handleBatch(batch),
       onAssignment: (partitions) => this.#assigned(partitions),
       onCrash: (error) => {

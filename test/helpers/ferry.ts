@@ -90,6 +90,7 @@ export async function startFerry(
     FERRY_REQUEST_TIMEOUT_MS: '2000',
     FERRY_SHUTDOWN_GRACE_MS: '5000',
     FERRY_BALANCE_POLL_MS: '0',
+    FERRY_KAFKA_SESSION_TIMEOUT_MS: '6000',
     ...env,
   };
   const metrics = createMetrics();

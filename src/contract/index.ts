@@ -1,0 +1,18 @@
+/**
+ * The gateway's contract (spec/gateway-api.md): operation types, types, rules, envelope and
+ * responses. Imports nothing of ferry but `errors.ts`.
+ */
+export * from './envelope.ts';
+export { type FieldRules, type RuleName, ruleNames } from './field-rules.ts';
+export * from './limits.ts';
+export * from './operation-types.ts';
+export { defineSpec, type OperationSpec, operationSpecs } from './operations.ts';
+export * from './response.ts';
+export { statusCallbackRules } from './status-callback.ts';
+export type * from './types.ts';
+export {
+  type ValidationResult,
+  validateEnvelopeShape,
+  validateOperation,
+  validateStatusCallback,
+} from './validate.ts';

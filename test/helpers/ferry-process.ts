@@ -1,0 +1,52 @@
+/** Runs ferry as a real child process (`node src/main.ts`), as `npm start` does. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import type { TestContext } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const mainFile = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+
+export interface FerryProcess {
+  readonly child: ChildProcess;
+  /** Everything the process wrote, stdout and stderr. */
+  output(): string;
+  /** Resolves with the exit code (or the signal name) once the process ended. */
+  exited(): Promise<number | string>;
+}
+
+export function spawnFerry(t: TestContext, env: Record<string, string>): FerryProcess {
+  const child = spawn(process.execPath, ['--disable-warning=TimeoutNegativeWarning', mainFile], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString('utf8');
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString('utf8');
+  });
+  const exit = once(child, 'exit').then(([code, signal]) =>
+    code === null ? String(signal) : Number(code),
+  );
+  t.after(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exit;
+  });
+  return { child, output: () => output, exited: () => exit };
+}
+
+/** Waits until the process logged `message` (a pino `msg`), or fails after `timeoutMs`. */
+export async function waitForLog(
+  ferry: FerryProcess,
+  message: string,
+  timeoutMs = 30_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!ferry.output().includes(`"msg":"${message}"`)) {
+    if (Date.now() > deadline)
+      throw new Error(`no "${message}" log line; output:\n${ferry.output()}`);
+    if (ferry.child.exitCode !== null) throw new Error(`ferry exited early:\n${ferry.output()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
