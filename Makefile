@@ -6,7 +6,7 @@ SHELL := /bin/bash
 NPM ?= npm
 STAMP := node_modules/.ferry-installed
 
-.PHONY: help install jars run test typecheck lint unit kafka-up kafka-down kafka-status kafka-clean emulator clean
+.PHONY: help install jars tools run test typecheck lint unit kafka-up kafka-down kafka-status kafka-clean emulator clean
 
 help:
 	@echo "make run          start Kafka, the gateway emulator and ferry on loopback"
@@ -23,6 +23,10 @@ install: $(STAMP)
 jars: $(STAMP)
 	$(NPM) run --silent kafka -- jars
 
+# prometheus/promtool (Debian) and kustomize (Go module proxy) for the deploy and metrics tests.
+tools:
+	tools/install-tools.sh
+
 typecheck: $(STAMP)
 	$(NPM) run --silent typecheck
 
@@ -32,7 +36,7 @@ lint: $(STAMP)
 unit: $(STAMP)
 	$(NPM) run --silent test -- "test/**/*.test.ts"
 
-test: $(STAMP) jars typecheck lint
+test: $(STAMP) tools jars typecheck lint
 	$(NPM) run --silent test
 
 kafka-up: $(STAMP)

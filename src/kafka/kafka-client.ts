@@ -46,6 +46,8 @@ export interface PartitionOffset {
   readonly partition: number;
   /** The next offset to consume (last processed + 1). */
   readonly offset: string;
+  /** Stored with the committed offset by the group coordinator; ferry keeps its send intent here. */
+  readonly metadata?: string | null;
 }
 
 export interface KafkaClientOptions {
@@ -159,7 +161,7 @@ export class TransactionalProducer {
         consumerGroupId: groupId,
         topics: offsets.map((o) => ({
           topic: o.topic,
-          partitions: [{ partition: o.partition, offset: o.offset }],
+          partitions: [{ partition: o.partition, offset: o.offset, metadata: o.metadata ?? null }],
         })),
       });
       await transaction.commit();
@@ -405,13 +407,28 @@ export class KafkaClient {
     }
   }
 
-  /** The group's committed offsets for a topic, by partition (-1 when none). */
-  async committedOffsets(groupId: string, topic: string): Promise<Map<number, string>> {
-    const admin = await this.#adminClient();
-    const answer = await admin.fetchOffsets({ groupId, topics: [topic] });
-    const result = new Map<number, string>();
-    for (const p of answer[0]?.partitions ?? []) result.set(p.partition, p.offset);
-    return result;
+  /**
+   * The group's committed offsets for a topic, by partition (offset -1 when none),
+   * with the metadata stored beside each. @throws FerryError `kafka`.
+   */
+  async committedOffsets(groupId: string, topic: string): Promise<Map<number, PartitionOffset>> {
+    try {
+      const admin = await this.#adminClient();
+      const answer = await admin.fetchOffsets({ groupId, topics: [topic] });
+      const result = new Map<number, PartitionOffset>();
+      for (const p of answer[0]?.partitions ?? []) {
+        result.set(p.partition, {
+          topic,
+          partition: p.partition,
+          offset: p.offset,
+          metadata: p.metadata,
+        });
+      }
+      return result;
+    } catch (error: unknown) {
+      this.#options.onError?.('admin', 'fetch_offsets');
+      throw kafkaError(error, 'reading committed offsets failed');
+    }
   }
 
   /** The end offset (high watermark) of each partition of a topic. */

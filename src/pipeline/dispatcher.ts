@@ -14,6 +14,8 @@ export type SendOutcome =
   | { readonly kind: 'accepted'; readonly requestId: string; readonly attempts: number }
   | { readonly kind: 'rejected'; readonly error: string; readonly attempts: number }
   | { readonly kind: 'transport'; readonly error: string; readonly attempts: number }
+  /** The gateway already had it (found by `status` before a resend): its status record. */
+  | { readonly kind: 'reconciled'; readonly record: unknown; readonly attempts: number }
   /** ferry is stopping before the command could be sent: it gets no result and is read again later. */
   | { readonly kind: 'abandoned' };
 
@@ -21,6 +23,12 @@ export type SendOutcome =
 export interface Outbound {
   readonly json: string;
   readonly id: unknown;
+  /** A send with a numeric id: `status` can tell whether the gateway already has it. */
+  readonly reconcilable: boolean;
+  /** It may have reached the gateway before (a send intent without a result): look it up first. */
+  readonly inDoubt: boolean;
+  /** False once this replica no longer owns the command's partition: it must not be sent any more. */
+  isCurrent(): boolean;
   settle(outcome: SendOutcome): void;
 }
 
@@ -43,8 +51,10 @@ export interface DispatcherOptions {
 
 interface Envelope {
   readonly transport: Transport;
-  readonly items: readonly Outbound[];
+  items: readonly Outbound[];
   attempts: number;
+  /** Items to look up with `status` before the next send, because an earlier one may have arrived. */
+  readonly checkFirst: Set<Outbound>;
 }
 
 /** Exponential backoff with full jitter between half and all of the step. */
@@ -84,7 +94,12 @@ export class Dispatcher {
   }
 
   dispatch(batch: Batch<Outbound>): void {
-    const envelope: Envelope = { transport: batch.transport, items: batch.items, attempts: 0 };
+    const envelope: Envelope = {
+      transport: batch.transport,
+      items: batch.items,
+      attempts: 0,
+      checkFirst: new Set(batch.items.filter((item) => item.inDoubt && item.reconcilable)),
+    };
     this.#options.metrics.envelopeOperations.observe(
       { transport: envelope.transport },
       envelope.items.length,
@@ -118,6 +133,16 @@ export class Dispatcher {
       this.#later(envelope, () => gate.whenOpen(this.#abort.signal));
       return;
     }
+    // A replica that lost a partition must not send its commands: the new owner will.
+    if (envelope.items.some((item) => !item.isCurrent())) {
+      for (const item of envelope.items) if (!item.isCurrent()) item.settle({ kind: 'abandoned' });
+      envelope.items = envelope.items.filter((item) => item.isCurrent());
+      if (envelope.items.length === 0) return;
+    }
+    if (envelope.checkFirst.size > 0) {
+      await this.#reconcile(envelope);
+      return;
+    }
     envelope.attempts += 1;
     this.#updateGauges();
     let answer: EnvelopeAnswer;
@@ -129,16 +154,16 @@ export class Dispatcher {
         this.#abort.signal,
       );
     } catch (error: unknown) {
+      // The request may have been processed even though its answer is lost (a timeout, a
+      // reset after the body was written): ask before sending these again (issue 8).
+      for (const item of envelope.items) if (item.reconcilable) envelope.checkFirst.add(item);
       this.#failed(envelope, FerryError.from(error, 'transport'));
       return;
     } finally {
       this.#updateGauges();
     }
     if (answer.kind === 'rejected' && answer.accessDenied) {
-      metrics.envelopesSent.inc({ transport: envelope.transport, outcome: 'access_denied' });
-      if (gate.close('access_denied')) this.#options.onAccessDenied(answer.error);
-      // The key may be fixed later: the same envelope waits and is sent again, nothing fails.
-      this.#later(envelope, () => gate.whenOpen(this.#abort.signal));
+      this.#deniedWait(envelope, answer.error);
       return;
     }
     metrics.envelopesSent.inc({
@@ -146,6 +171,62 @@ export class Dispatcher {
       outcome: answer.kind === 'rejected' ? 'rejected' : 'ok',
     });
     this.#settleAnswer(envelope, answer);
+  }
+
+  #deniedWait(envelope: Envelope, error: string): void {
+    const { gate, metrics } = this.#options;
+    metrics.envelopesSent.inc({ transport: envelope.transport, outcome: 'access_denied' });
+    if (gate.close('access_denied')) this.#options.onAccessDenied(error);
+    // The key may be fixed later: the same envelope waits and is sent again, nothing fails.
+    this.#later(envelope, () => gate.whenOpen(this.#abort.signal));
+  }
+
+  /**
+   * Looks up the items in doubt with one envelope of `status` operations. Those the
+   * gateway knows end with their status record; the others are sent (again).
+   */
+  async #reconcile(envelope: Envelope): Promise<void> {
+    const { gateway, metrics } = this.#options;
+    const toCheck = envelope.items.filter((item) => envelope.checkFirst.has(item));
+    envelope.attempts += 1;
+    let answer: EnvelopeAnswer;
+    try {
+      answer = await gateway.sendEnvelope(
+        'sync',
+        toCheck.map((item) => `{"type":"status","id":${JSON.stringify(item.id)}}`),
+        toCheck.map((item) => item.id),
+        this.#abort.signal,
+      );
+    } catch (error: unknown) {
+      this.#failed(envelope, FerryError.from(error, 'transport'));
+      return;
+    }
+    if (answer.kind === 'rejected') {
+      if (answer.accessDenied) this.#deniedWait(envelope, answer.error);
+      else
+        this.#failed(
+          envelope,
+          new FerryError('transport', `status lookup refused: ${answer.error}`),
+        );
+      return;
+    }
+    if (answer.kind !== 'items') {
+      this.#failed(envelope, new FerryError('transport', 'status lookup answered without items'));
+      return;
+    }
+    envelope.checkFirst.clear();
+    const found = new Set<Outbound>();
+    toCheck.forEach((item, index) => {
+      const outcome = answer.items[index];
+      // spec: status. Any failed item is taken as "not known": the command is sent.
+      if (!outcome?.success) return;
+      found.add(item);
+      item.settle({ kind: 'reconciled', record: outcome.data, attempts: envelope.attempts });
+    });
+    metrics.reconciliations.inc({ outcome: 'found' }, found.size);
+    metrics.reconciliations.inc({ outcome: 'not_found' }, toCheck.length - found.size);
+    envelope.items = envelope.items.filter((item) => !found.has(item));
+    if (envelope.items.length > 0) this.#enqueue(envelope);
   }
 
   #settleAnswer(envelope: Envelope, answer: EnvelopeAnswer): void {

@@ -10,14 +10,25 @@ import type {
   TransactionalProducer,
 } from '../kafka/kafka-client.ts';
 import type { Logger } from '../observability/logger.ts';
-import type { FerryMetrics } from '../observability/metrics.ts';
+import { boundedTypeLabel, type FerryMetrics } from '../observability/metrics.ts';
 import type { GatewayClient } from '../upstream/gateway-client.ts';
 import { Batcher } from './batcher.ts';
-import { type Command, readCommand, type ValidCommand } from './command.ts';
+import {
+  type Command,
+  type CommandReaderOptions,
+  readCommand,
+  type ValidCommand,
+} from './command.ts';
 import { Dispatcher, type Outbound, type SendOutcome } from './dispatcher.ts';
 import type { PauseReason, PipelineControl, PipelineState } from './pipeline-control.ts';
 import { type Result, sendResult, validationResult } from './result.ts';
 import { SendGate } from './send-gate.ts';
+import {
+  decodeSendIntent,
+  encodeSendIntent,
+  isReconcilable,
+  type SendIntent,
+} from './send-intent.ts';
 
 export interface PipelineTopics {
   readonly commands: string;
@@ -42,10 +53,20 @@ export interface PipelineOptions {
   readonly maxAttempts: number;
   readonly retryBaseMs: number;
   readonly retryMaxMs: number;
+  /**
+   * How long after another replica's send intent its sends can no longer be in flight
+   * (its request timeout plus a margin); only then are its commands looked up.
+   */
+  readonly inDoubtSettleMs: number;
   /** After `Access denied`, try sending again after this long; 0 waits for an operator. */
   readonly accessDeniedRetryMs: number;
   /** Adds fields to an operation before it is sent (hook injection). */
   readonly prepare?: (operation: Record<string, unknown>) => boolean;
+  /**
+   * Commands read and not yet committed, at most; past it fetching pauses until half
+   * of them are done (backpressure: memory stays bounded whatever the partition count).
+   */
+  readonly maxCommandsInFlight: number;
   /** Batches of different partitions in progress at once. Default 16. */
   readonly partitionsConsumedConcurrently?: number;
   /** Bytes fetched per partition per request. Default 1 MiB. */
@@ -53,6 +74,10 @@ export interface PipelineOptions {
   readonly sessionTimeoutMs?: number;
   /** The consumer stopped for good: the process should exit non-zero so its supervisor restarts it. */
   readonly onCrash: (error: Error) => void;
+}
+
+function maxOffset(a: string, b: string | undefined): string {
+  return b !== undefined && BigInt(b) > BigInt(a) ? b : a;
 }
 
 type Lifecycle = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped';
@@ -78,8 +103,15 @@ export class Pipeline implements PipelineControl {
   #consumer: BatchConsumer | undefined;
   #lifecycle: Lifecycle = 'idle';
   #commandsInFlight = 0;
+  #backpressure = false;
   #lastError: string | undefined;
   #accessDeniedTimer: NodeJS.Timeout | undefined;
+  /** Per partition: offsets that may have reached the gateway without a committed result. */
+  readonly #doubt = new Map<number, SendIntent>();
+  /** Partitions whose intent left by an earlier owner was already read in this assignment. */
+  readonly #checkedTakeover = new Set<number>();
+  #brokerIntents: Promise<Map<number, SendIntent>> | undefined;
+  readonly #reader: CommandReaderOptions;
 
   constructor(options: PipelineOptions) {
     this.#options = options;
@@ -105,6 +137,11 @@ export class Pipeline implements PipelineControl {
       onBatch: (batch) => this.#dispatcher.dispatch(batch),
     });
     this.#gate.onChange((reasons) => this.#gateChanged(reasons));
+    this.#reader = {
+      defaultTransport: options.defaultTransport,
+      transports: this.#transports,
+      ...(options.prepare ? { prepare: options.prepare } : {}),
+    };
   }
 
   get running(): boolean {
@@ -194,30 +231,52 @@ export class Pipeline implements PipelineControl {
 
   async #handleBatch(batch: RecordBatch): Promise<BatchVerdict> {
     const { metrics } = this.#options;
+    const first = batch.records[0];
+    const last = batch.records[batch.records.length - 1];
+    if (!first || !last) return 'done';
     this.#lag.set(batch.partition, batch.lag);
     metrics.consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, batch.lag);
-
-    const reader = {
-      defaultTransport: this.#options.defaultTransport,
-      transports: this.#transports,
-      ...(this.#options.prepare ? { prepare: this.#options.prepare } : {}),
-    };
-    const commands = batch.records.map((record) => readCommand(record, reader));
-    const pending = commands.map((command) => this.#send(command));
-    this.#commandsInFlight += commands.length;
-    if (this.#lifecycle === 'stopping') this.#batcher.flushAll();
 
     // Keeps the group membership alive while envelopes are out (or held by a closed gate).
     const heartbeat = setInterval(() => {
       batch.heartbeat().catch(() => undefined);
     }, HEARTBEAT_INTERVAL_MS);
-    let outcomes: (SendOutcome | undefined)[];
+    this.#track(batch.records.length);
     try {
-      outcomes = await Promise.all(pending);
+      return await this.#process(batch, first.offset, last.offset);
     } finally {
       clearInterval(heartbeat);
-      this.#commandsInFlight -= commands.length;
+      this.#track(-batch.records.length);
     }
+  }
+
+  async #process(
+    batch: RecordBatch,
+    firstOffset: string,
+    lastOffset: string,
+  ): Promise<BatchVerdict> {
+    const doubt = await this.#inDoubt(batch.partition);
+    const commands = batch.records.map((record) => readCommand(record, this.#reader));
+    const isInDoubt = (offset: string) =>
+      doubt !== undefined && BigInt(offset) <= BigInt(doubt.untilOffset);
+    const reconcilable = (command: Command): command is ValidCommand =>
+      command.kind === 'valid' && isReconcilable(command.type, command.id);
+
+    if (commands.some(reconcilable)) {
+      // Durable before anything goes out: these offsets may reach the gateway (issue 8).
+      const intent: SendIntent = {
+        untilOffset: maxOffset(lastOffset, doubt?.untilOffset),
+        atMs: Date.now(),
+      };
+      const written = await this.#commitOffset(batch, [], firstOffset, intent);
+      if (!written) return 'again';
+      this.#doubt.set(batch.partition, intent);
+    }
+    const pending = commands.map((command) =>
+      this.#send(command, isInDoubt(command.record.offset), batch),
+    );
+    if (this.#lifecycle === 'stopping') this.#batcher.flushAll();
+    const outcomes = await Promise.all(pending);
     if (outcomes.some((outcome) => outcome?.kind === 'abandoned')) return 'again';
 
     const records: OutboundRecord[] = [];
@@ -236,21 +295,76 @@ export class Pipeline implements PipelineControl {
         deadLetterReasons.push(deadLetterReason);
       }
     });
-    const last = batch.records[batch.records.length - 1];
-    if (!last) return 'done';
-    const committed = await this.#commit(batch, records, (BigInt(last.offset) + 1n).toString());
-    if (committed) this.#count(results, deadLetterReasons);
-    return committed ? 'done' : 'again';
+    // Offsets past this batch that an earlier owner may have sent stay in doubt.
+    const stillInDoubt = this.#doubt.get(batch.partition);
+    const remaining =
+      stillInDoubt && BigInt(stillInDoubt.untilOffset) > BigInt(lastOffset)
+        ? stillInDoubt
+        : undefined;
+    const next = (BigInt(lastOffset) + 1n).toString();
+    const committed = await this.#commitOffset(batch, records, next, remaining);
+    if (!committed) return 'again';
+    if (remaining) this.#doubt.set(batch.partition, remaining);
+    else this.#doubt.delete(batch.partition);
+    this.#count(results, deadLetterReasons);
+    return 'done';
   }
 
-  #send(command: Command): Promise<SendOutcome | undefined> {
+  /**
+   * The range of this partition that may have reached the gateway without a
+   * committed result: known in memory, or, first after taking the partition over,
+   * read from the group's committed offset. A range left by another replica is
+   * looked up only once its sends can no longer be in flight.
+   */
+  async #inDoubt(partition: number): Promise<SendIntent | undefined> {
+    const known = this.#doubt.get(partition);
+    if (known) return known;
+    if (this.#checkedTakeover.has(partition)) return undefined;
+    this.#brokerIntents ??= this.#options.kafka
+      .committedOffsets(this.#options.groupId, this.#options.topics.commands)
+      .then(
+        (offsets) =>
+          new Map(
+            [...offsets].flatMap(([p, o]) => {
+              const intent = decodeSendIntent(o.metadata);
+              return intent && BigInt(intent.untilOffset) >= BigInt(o.offset) ? [[p, intent]] : [];
+            }),
+          ),
+      );
+    let intent: SendIntent | undefined;
+    try {
+      intent = (await this.#brokerIntents).get(partition);
+    } catch (error: unknown) {
+      this.#brokerIntents = undefined;
+      throw error;
+    }
+    this.#checkedTakeover.add(partition);
+    if (!intent) return undefined;
+    const waitMs = intent.atMs + this.#options.inDoubtSettleMs - Date.now();
+    this.#log.warn(
+      { partition, untilOffset: intent.untilOffset, waitMs: Math.max(0, waitMs) },
+      'taking over commands that may have reached the gateway; they are looked up before any resend',
+    );
+    if (waitMs > 0) await sleep(waitMs);
+    this.#doubt.set(partition, intent);
+    return intent;
+  }
+
+  #send(command: Command, inDoubt: boolean, batch: RecordBatch): Promise<SendOutcome | undefined> {
     this.#options.metrics.commandsConsumed.inc({ transport: command.transport });
     if (command.kind === 'invalid') {
       this.#options.metrics.validationFailures.inc({ rule: command.rule });
       return Promise.resolve(undefined);
     }
     return new Promise((settle) => {
-      this.#batcher.add(command.transport, { json: command.json, id: command.id, settle });
+      this.#batcher.add(command.transport, {
+        json: command.json,
+        id: command.id,
+        reconcilable: isReconcilable(command.type, command.id),
+        inDoubt,
+        isCurrent: () => batch.isCurrent(),
+        settle,
+      });
     });
   }
 
@@ -282,13 +396,19 @@ export class Pipeline implements PipelineControl {
     };
   }
 
-  /** Commits results, dead letters and the next offset atomically; retries with a fresh producer. */
-  async #commit(
+  /**
+   * Commits records and the partition's offset (with the send intent still open, if
+   * any, as its metadata) atomically; retries with a fresh producer.
+   * @returns false when it could not, or the partition was taken away meanwhile.
+   */
+  async #commitOffset(
     batch: RecordBatch,
-    records: OutboundRecord[],
-    nextOffset: string,
+    records: readonly OutboundRecord[],
+    offset: string,
+    intent: SendIntent | undefined,
   ): Promise<boolean> {
-    const offsets = [{ topic: batch.topic, partition: batch.partition, offset: nextOffset }];
+    const metadata = intent ? encodeSendIntent(intent) : null;
+    const offsets = [{ topic: batch.topic, partition: batch.partition, offset, metadata }];
     for (let attempt = 1; attempt <= COMMIT_ATTEMPTS; attempt += 1) {
       try {
         const producer = await this.#producer(batch.partition);
@@ -340,6 +460,12 @@ export class Pipeline implements PipelineControl {
 
   #assigned(partitions: readonly number[]): void {
     const owned = new Set(partitions);
+    // What the group coordinator says about partitions is read again after every rebalance.
+    this.#brokerIntents = undefined;
+    this.#checkedTakeover.clear();
+    for (const partition of [...this.#doubt.keys()]) {
+      if (!owned.has(partition)) this.#doubt.delete(partition);
+    }
     const lost = [...this.#producers.keys()].filter((p) => !owned.has(p));
     for (const partition of [...this.#lag.keys()]) {
       if (owned.has(partition)) continue;
@@ -358,7 +484,7 @@ export class Pipeline implements PipelineControl {
     for (const reason of deadLetterReasons) metrics.deadLetters.inc({ reason });
     for (const result of results) {
       metrics.results.inc({
-        type: typeof result.type === 'string' ? result.type : 'unknown',
+        type: boundedTypeLabel(result.type),
         stage: result.stage,
         success: String(result.success),
       });
@@ -384,6 +510,21 @@ export class Pipeline implements PipelineControl {
     }
   }
 
+  /** Counts commands in flight and pauses or resumes fetching around the backpressure bound. */
+  #track(delta: number): void {
+    this.#commandsInFlight += delta;
+    const limit = this.#options.maxCommandsInFlight;
+    if (!this.#backpressure && this.#commandsInFlight >= limit) {
+      this.#backpressure = true;
+      this.#options.metrics.consumptionPaused.set({ reason: 'backpressure' }, 1);
+      this.#consumer?.pause();
+    } else if (this.#backpressure && this.#commandsInFlight <= limit / 2) {
+      this.#backpressure = false;
+      this.#options.metrics.consumptionPaused.set({ reason: 'backpressure' }, 0);
+      if (this.#gate.open && this.#lifecycle === 'running') this.#consumer?.resume();
+    }
+  }
+
   #gateChanged(reasons: readonly PauseReason[]): void {
     const { metrics } = this.#options;
     for (const reason of ['operator', 'access_denied'] as const) {
@@ -394,7 +535,7 @@ export class Pipeline implements PipelineControl {
       this.#consumer?.pause();
       this.#log.info({ reasons }, 'consumption paused');
     } else {
-      this.#consumer?.resume();
+      if (!this.#backpressure) this.#consumer?.resume();
       this.#log.info('consumption resumed');
     }
   }

@@ -17,6 +17,8 @@ export interface Result {
   parts?: unknown;
   request_id?: string;
   data?: unknown;
+  /** The gateway already had this command (found with `status` after a lost answer or a takeover): it was not sent again. */
+  reconciled?: true;
   attempts: number;
   completed_at: string;
 }
@@ -55,6 +57,15 @@ export function sendResult(
     case 'rejected': {
       const result = base(command, false, 'upstream', outcome.attempts);
       result.error = outcome.error;
+      return result;
+    }
+    case 'reconciled': {
+      const result = base(command, true, 'upstream', outcome.attempts);
+      const record = outcome.record as { msg_id?: unknown } | null;
+      if (record && typeof record === 'object' && record.msg_id !== undefined) {
+        result.msg_id = record.msg_id;
+      }
+      result.reconciled = true;
       return result;
     }
     case 'accepted': {

@@ -107,6 +107,13 @@ test('kill -9 mid-stream loses no command and commits no second result', async (
     results.map((r) => r.key),
     ids,
   );
+  // The killed replica's send intent made its in-flight commands "in doubt": the
+  // new owner looked them up with `status` instead of sending them again.
+  assert.deepEqual(emulator.stats().duplicates, [], 'no command reached the gateway twice');
+  assert.ok(
+    results.some((r) => r.value.reconciled === true),
+    'some results came from the status lookup',
+  );
   second.child.kill('SIGTERM');
   assert.equal(await second.exited(), 0);
 });

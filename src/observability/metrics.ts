@@ -1,0 +1,297 @@
+/**
+ * ferry's Prometheus metrics (prom-client), registered on a registry passed in,
+ * never on prom-client's global one, so tests and several instances do not collide.
+ * Labels are bounded sets only: never a phone number, an id or a text (issue 7).
+ * docs/observability.md lists them with their meaning; the dashboard and the alerts
+ * in deploy/ use these names, and test/deploy checks that every name they use exists.
+ */
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+/** How ferry reached the gateway (DESIGN.md: FERRY_TRANSPORT). */
+export type TransportLabel = 'sync' | 'async';
+/** How one envelope ended: `ok` (top-level success), `rejected` (top-level `success` false), `access_denied`, `transport_error` (gave up or will retry). */
+export type EnvelopeOutcome = 'ok' | 'rejected' | 'access_denied' | 'transport_error';
+/** DESIGN.md result `stage`. */
+export type ResultStage = 'validation' | 'upstream' | 'transport';
+/** What happened to one callback request. */
+export type CallbackOutcome =
+  | 'published'
+  | 'duplicate'
+  | 'rejected'
+  | 'unauthorized'
+  | 'unavailable';
+/** Why consumption is paused. */
+export type PauseReason = 'operator' | 'access_denied' | 'backpressure';
+/** Which Kafka client reported an error. */
+export type KafkaClientLabel = 'consumer' | 'producer' | 'admin';
+
+/**
+ * Status values the spec names (spec: States and transitions). The complete list
+ * per channel is not shown there, so anything else is counted as `other`.
+ */
+export const knownStatuses: readonly string[] = ['DELIVERED', 'READ', 'REPLIED', 'REJECTED'];
+
+/** The values of each bounded label. */
+export const transports: readonly TransportLabel[] = ['sync', 'async'];
+export const envelopeOutcomes: readonly EnvelopeOutcome[] = [
+  'ok',
+  'rejected',
+  'access_denied',
+  'transport_error',
+];
+export const callbackOutcomes: readonly CallbackOutcome[] = [
+  'published',
+  'duplicate',
+  'rejected',
+  'unauthorized',
+  'unavailable',
+];
+export const pauseReasons: readonly PauseReason[] = ['operator', 'access_denied', 'backpressure'];
+
+/** Every metric ferry exports besides the default process/Node ones. */
+export interface FerryMetrics {
+  /** The registry all of these (and the default metrics) are registered on. */
+  readonly registry: Registry;
+  /** `ferry_commands_consumed_total{transport}`: command records read from Kafka. */
+  readonly commandsConsumed: Counter<'transport'>;
+  /** `ferry_validation_failures_total{rule}`: commands refused before sending; `rule` is a fixed rule name, never a value. */
+  readonly validationFailures: Counter<'rule'>;
+  /** `ferry_envelopes_total{transport,outcome}`: envelopes (HTTP requests of operations) by outcome. */
+  readonly envelopesSent: Counter<'transport' | 'outcome'>;
+  /** `ferry_envelope_operations{transport}`: operations per envelope (batch size). */
+  readonly envelopeOperations: Histogram<'transport'>;
+  /** `ferry_gateway_request_duration_seconds{transport,outcome}`: one HTTP attempt, seconds. */
+  readonly gatewayRequestDuration: Histogram<'transport' | 'outcome'>;
+  /** `ferry_gateway_requests_total{transport,outcome}`: HTTP attempts to the gateway (pipeline and admin API). */
+  readonly gatewayRequests: Counter<'transport' | 'outcome'>;
+  /** `ferry_envelopes_in_flight`: envelopes sent and not answered yet. */
+  readonly envelopesInFlight: Gauge;
+  /** `ferry_envelopes_queued`: envelopes waiting for a dispatch slot. */
+  readonly envelopesQueued: Gauge;
+  /** `ferry_envelope_retries_total{transport,reason}`: repeated attempts; `reason` e.g. `timeout`, `connection`, `http_5xx`, `bad_body`. */
+  readonly envelopeRetries: Counter<'transport' | 'reason'>;
+  /** `ferry_results_total{type,stage,success}`: result records produced; `type` via {@link boundedTypeLabel}. */
+  readonly results: Counter<'type' | 'stage' | 'success'>;
+  /** `ferry_parts_billed_total`: sum of `parts` of successful sync sends. */
+  readonly partsBilled: Counter;
+  /** `ferry_callbacks_total{status,outcome}`: callback requests; `status` via {@link boundedStatusLabel}. */
+  readonly callbacks: Counter<'status' | 'outcome'>;
+  /** `ferry_dead_letters_total{reason}`: records written to the dead-letter topic; `reason` `transport` or `unparseable`. */
+  readonly deadLetters: Counter<'reason'>;
+  /** `ferry_consumer_lag{topic,partition}`: high watermark minus committed offset, per assigned partition. */
+  readonly consumerLag: Gauge<'topic' | 'partition'>;
+  /** `ferry_account_balance{currency}`: last polled account balance. */
+  readonly accountBalance: Gauge<'currency'>;
+  /** `ferry_gateway_access_denied`: 1 while sending is stopped by `Access denied` (DESIGN.md Guarantees 5), else 0. */
+  readonly accessDenied: Gauge;
+  /** `ferry_consumption_paused{reason}`: 1 while consumption is paused for that reason, else 0. */
+  readonly consumptionPaused: Gauge<'reason'>;
+  /** `ferry_kafka_errors_total{client,kind}`: errors reported by a Kafka client; `kind` a fixed error class name. */
+  readonly kafkaErrors: Counter<'client' | 'kind'>;
+  /** `ferry_consumer_crashes_total`: the consumer stopped on an error (kafkajs `consumer.crash`). */
+  readonly consumerCrashes: Counter;
+  /** `ferry_reconciliations_total{outcome}`: commands in doubt looked up with `status` before a resend; `found` ones were not sent again. */
+  readonly reconciliations: Counter<'outcome'>;
+}
+
+/** `ferry_envelope_operations` buckets: operations per envelope. */
+export const ENVELOPE_OPERATIONS_BUCKETS: readonly number[] = [
+  1, 2, 5, 10, 20, 50, 100, 200, 500, 1000,
+];
+/** `ferry_gateway_request_duration_seconds` buckets: 1 ms to 30 s. */
+export const GATEWAY_DURATION_BUCKETS_SECONDS: readonly number[] = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30,
+];
+
+/**
+ * Creates ferry's metrics on `registry`, plus prom-client's default process and
+ * Node metrics. Gauges with a fixed label set start at 0 so that dashboards and
+ * alerts see the series before anything happens.
+ *
+ * @param registry where to register; default a new Registry (never the global one).
+ * @throws Error from prom-client when the registry already holds one of these names.
+ */
+export function createMetrics(registry: Registry = new Registry()): FerryMetrics {
+  const registers = [registry];
+  collectDefaultMetrics({ register: registry });
+
+  const metrics: FerryMetrics = {
+    registry,
+    commandsConsumed: new Counter({
+      name: 'ferry_commands_consumed_total',
+      help: 'Command records read from the commands topic.',
+      labelNames: ['transport'] as const,
+      registers,
+    }),
+    validationFailures: new Counter({
+      name: 'ferry_validation_failures_total',
+      help: 'Commands refused by validation before sending, by rule.',
+      labelNames: ['rule'] as const,
+      registers,
+    }),
+    envelopesSent: new Counter({
+      name: 'ferry_envelopes_total',
+      help: 'Envelopes sent to the gateway, by transport and outcome (ok, rejected, access_denied, transport_error).',
+      labelNames: ['transport', 'outcome'] as const,
+      registers,
+    }),
+    envelopeOperations: new Histogram({
+      name: 'ferry_envelope_operations',
+      help: 'Operations per envelope sent to the gateway.',
+      labelNames: ['transport'] as const,
+      buckets: [...ENVELOPE_OPERATIONS_BUCKETS],
+      registers,
+    }),
+    gatewayRequestDuration: new Histogram({
+      name: 'ferry_gateway_request_duration_seconds',
+      help: 'Duration of one HTTP attempt to the gateway, in seconds.',
+      labelNames: ['transport', 'outcome'] as const,
+      buckets: [...GATEWAY_DURATION_BUCKETS_SECONDS],
+      registers,
+    }),
+    gatewayRequests: new Counter({
+      name: 'ferry_gateway_requests_total',
+      help: 'HTTP attempts to the gateway (pipeline and admin API), by transport and outcome.',
+      labelNames: ['transport', 'outcome'] as const,
+      registers,
+    }),
+    envelopesInFlight: new Gauge({
+      name: 'ferry_envelopes_in_flight',
+      help: 'Envelopes sent to the gateway and not answered yet.',
+      registers,
+    }),
+    envelopesQueued: new Gauge({
+      name: 'ferry_envelopes_queued',
+      help: 'Envelopes waiting for a dispatch slot.',
+      registers,
+    }),
+    envelopeRetries: new Counter({
+      name: 'ferry_envelope_retries_total',
+      help: 'Repeated attempts of an envelope, by transport and reason.',
+      labelNames: ['transport', 'reason'] as const,
+      registers,
+    }),
+    results: new Counter({
+      name: 'ferry_results_total',
+      help: 'Result records produced, by operation type, stage and success.',
+      labelNames: ['type', 'stage', 'success'] as const,
+      registers,
+    }),
+    partsBilled: new Counter({
+      name: 'ferry_parts_billed_total',
+      help: 'Message parts billed by the gateway (sum of parts of sync sends).',
+      registers,
+    }),
+    callbacks: new Counter({
+      name: 'ferry_callbacks_total',
+      help: 'Status callbacks received, by status and outcome (published, duplicate, rejected, unauthorized, unavailable).',
+      labelNames: ['status', 'outcome'] as const,
+      registers,
+    }),
+    deadLetters: new Counter({
+      name: 'ferry_dead_letters_total',
+      help: 'Records written to the dead-letter topic, by reason.',
+      labelNames: ['reason'] as const,
+      registers,
+    }),
+    consumerLag: new Gauge({
+      name: 'ferry_consumer_lag',
+      help: 'Records behind the high watermark, per assigned partition of a consumed topic.',
+      labelNames: ['topic', 'partition'] as const,
+      registers,
+    }),
+    accountBalance: new Gauge({
+      name: 'ferry_account_balance',
+      help: 'Gateway account balance as last polled, in the account currency.',
+      labelNames: ['currency'] as const,
+      registers,
+    }),
+    accessDenied: new Gauge({
+      name: 'ferry_gateway_access_denied',
+      help: '1 while sending is stopped because the gateway answered Access denied, else 0.',
+      registers,
+    }),
+    consumptionPaused: new Gauge({
+      name: 'ferry_consumption_paused',
+      help: '1 while consumption of commands is paused for the reason, else 0.',
+      labelNames: ['reason'] as const,
+      registers,
+    }),
+    kafkaErrors: new Counter({
+      name: 'ferry_kafka_errors_total',
+      help: 'Errors reported by the Kafka clients, by client and kind.',
+      labelNames: ['client', 'kind'] as const,
+      registers,
+    }),
+    consumerCrashes: new Counter({
+      name: 'ferry_consumer_crashes_total',
+      help: 'Times the Kafka consumer stopped on an error.',
+      registers,
+    }),
+    reconciliations: new Counter({
+      name: 'ferry_reconciliations_total',
+      help: 'Commands in doubt looked up with the status operation before a resend, by outcome (found: not sent again).',
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
+  };
+
+  // Series that exist from the start, at 0: dashboards draw flat lines instead of
+  // "no data", and increase()/rate() in the alerts see the first event (a counter
+  // series born at 1 has no increase).
+  metrics.accessDenied.set(0);
+  metrics.envelopesInFlight.set(0);
+  metrics.envelopesQueued.set(0);
+  metrics.consumerCrashes.inc(0);
+  for (const outcome of ['found', 'not_found']) metrics.reconciliations.inc({ outcome }, 0);
+  metrics.partsBilled.inc(0);
+  for (const reason of pauseReasons) metrics.consumptionPaused.set({ reason }, 0);
+  for (const transport of transports) {
+    metrics.commandsConsumed.inc({ transport }, 0);
+    for (const outcome of envelopeOutcomes) metrics.envelopesSent.inc({ transport, outcome }, 0);
+  }
+  metrics.deadLetters.inc({ reason: 'transport' }, 0);
+  for (const status of [...knownStatuses, 'other', 'none']) {
+    for (const outcome of callbackOutcomes) metrics.callbacks.inc({ status, outcome }, 0);
+  }
+  return metrics;
+}
+
+/**
+ * A callback `status` as a bounded label: a status the spec names (upper-cased),
+ * `other` for any other string, `none` when absent or not a string.
+ */
+export function boundedStatusLabel(status: unknown): string {
+  if (typeof status !== 'string' || status.length === 0) return 'none';
+  const upper = status.toUpperCase();
+  return knownStatuses.includes(upper) ? upper : 'other';
+}
+
+/** Operation types of the spec (spec: Endpoints, Operation types). */
+export const knownOperationTypes: readonly string[] = [
+  'balance',
+  'call/otp',
+  'hlr',
+  'pipeline',
+  'rcs',
+  'rcs+sms',
+  'rcs+viber+sms',
+  'sender',
+  'sms',
+  'status',
+  'telegram',
+  'template/create',
+  'template/delete',
+  'template/list',
+  'template/viber/create',
+  'template/viber/delete',
+  'template/viber/list',
+  'viber',
+  'viber+sms',
+  'voice',
+];
+
+/** A command `type` as a bounded label: an operation type of the spec, else `unknown`. */
+export function boundedTypeLabel(type: unknown): string {
+  return typeof type === 'string' && knownOperationTypes.includes(type) ? type : 'unknown';
+}

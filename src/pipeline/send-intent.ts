@@ -1,0 +1,61 @@
+/**
+ * The durable record that a partition's commands are about to be sent (issue 8).
+ *
+ * Before the commands of a fetched batch go to the gateway, ferry commits the
+ * group offset of that partition *unchanged* (the batch's first offset) with this
+ * intent as the offset's metadata, through the partition's transactional producer.
+ * When the results commit, the offset moves past the batch and the metadata is
+ * cleared in the same transaction. So the group coordinator (a compacted Kafka
+ * topic keyed by group, topic and partition) always says which range of a
+ * partition may have reached the gateway without a committed result.
+ */
+import type { OperationType } from '../contract/index.ts';
+
+export interface SendIntent {
+  /** Last offset of the range being sent; the range starts at the committed offset. */
+  readonly untilOffset: string;
+  /** When the intent was written, ms since the epoch. */
+  readonly atMs: number;
+}
+
+const PREFIX = 'ferry-intent:v1:';
+
+export function encodeSendIntent(intent: SendIntent): string {
+  return `${PREFIX}${JSON.stringify(intent)}`;
+}
+
+/** The intent stored with a committed offset, or undefined when there is none or it is not ferry's. */
+export function decodeSendIntent(metadata: string | null | undefined): SendIntent | undefined {
+  if (!metadata?.startsWith(PREFIX)) return undefined;
+  try {
+    const value = JSON.parse(metadata.slice(PREFIX.length)) as Partial<SendIntent>;
+    if (typeof value.untilOffset !== 'string' || !/^\d+$/.test(value.untilOffset)) return undefined;
+    if (typeof value.atMs !== 'number' || !Number.isFinite(value.atMs)) return undefined;
+    return { untilOffset: value.untilOffset, atMs: value.atMs };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Operations that put something in front of a person, which the gateway's `status`
+ * operation can find by the client's `id` (spec: status). Only these are reconciled
+ * before a resend; lookups and template calls are sent again as they are.
+ */
+export const reconcilableTypes: ReadonlySet<OperationType> = new Set<OperationType>([
+  'sms',
+  'viber',
+  'viber+sms',
+  'rcs',
+  'rcs+sms',
+  'rcs+viber+sms',
+  'telegram',
+  'voice',
+  'pipeline',
+  'call/otp',
+]);
+
+/** Whether a command can be looked up with `status` before it is sent again: a send with a numeric id. */
+export function isReconcilable(type: OperationType, id: unknown): boolean {
+  return reconcilableTypes.has(type) && typeof id === 'number' && Number.isFinite(id);
+}
