@@ -6,7 +6,7 @@
  * Usage: node test/run.ts [file-or-glob ...]
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, type RunningBroker, startBroker } from '../tools/kafka/broker.ts';
@@ -16,6 +16,32 @@ const files = patterns.length > 0 ? patterns : ['test/**/*.test.ts'];
 
 let broker: RunningBroker | undefined;
 let brokerDir: string | undefined;
+let logDir: string | undefined;
+
+// What must never appear in anything ferry logs during the tests (DESIGN: Guarantee 4):
+// the API key of the test helpers and the phone numbers of the fixtures.
+const forbidden = [
+  { what: 'the API key', text: 'test-api-key-0123456789' },
+  { what: 'a test phone number', text: '79001234567' },
+];
+
+/** Greps everything ferry logged during the run; returns false when a secret or phone number leaked. */
+async function checkLogs(file: string): Promise<boolean> {
+  let text = '';
+  try {
+    text = await readFile(file, 'utf8');
+  } catch {
+    console.log('# log check: ferry logged nothing during this run');
+    return true;
+  }
+  const lines = text.split('\n').filter((line) => line.length > 0);
+  const leaks = forbidden.flatMap(({ what, text: needle }) =>
+    lines.filter((line) => line.includes(needle)).map((line) => `${what}: ${line.slice(0, 300)}`),
+  );
+  console.log(`# log check: ${lines.length} log lines scanned, ${leaks.length} leaks`);
+  for (const leak of leaks.slice(0, 20)) console.error(`# LEAK ${leak}`);
+  return leaks.length === 0;
+}
 
 async function teardown(): Promise<void> {
   const running = broker;
@@ -23,6 +49,8 @@ async function teardown(): Promise<void> {
   if (running) await running.stop(15_000);
   if (brokerDir) await rm(brokerDir, { recursive: true, force: true });
   brokerDir = undefined;
+  if (logDir) await rm(logDir, { recursive: true, force: true });
+  logDir = undefined;
 }
 
 async function main(): Promise<number> {
@@ -39,6 +67,8 @@ async function main(): Promise<number> {
     brokers = broker.brokers;
     console.log(`# kafka broker ${brokers} ready in ${Date.now() - started} ms (${brokerDir})`);
   }
+  logDir = await mkdtemp(join(tmpdir(), 'ferry-test-logs-'));
+  const logFile = join(logDir, 'ferry.log');
   const child = spawn(
     process.execPath,
     [
@@ -48,14 +78,19 @@ async function main(): Promise<number> {
       '--test-timeout=240000',
       ...files,
     ],
-    { stdio: 'inherit', env: { ...process.env, FERRY_TEST_KAFKA_BROKERS: brokers } },
+    {
+      stdio: 'inherit',
+      env: { ...process.env, FERRY_TEST_KAFKA_BROKERS: brokers, FERRY_TEST_LOG_FILE: logFile },
+    },
   );
   const forward = (signal: NodeJS.Signals) => child.kill(signal);
   process.on('SIGINT', forward);
   process.on('SIGTERM', forward);
-  return new Promise((resolveCode) => {
-    child.on('exit', (code, signal) => resolveCode(code ?? (signal ? 1 : 0)));
+  const code = await new Promise<number>((resolveCode) => {
+    child.on('exit', (exitCode, signal) => resolveCode(exitCode ?? (signal ? 1 : 0)));
   });
+  const clean = await checkLogs(logFile);
+  return code === 0 && !clean ? 1 : code;
 }
 
 let exitCode = 1;

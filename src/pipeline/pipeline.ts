@@ -11,6 +11,7 @@ import type {
 } from '../kafka/kafka-client.ts';
 import type { Logger } from '../observability/logger.ts';
 import { boundedTypeLabel, type FerryMetrics } from '../observability/metrics.ts';
+import { incEach } from '../observability/tally.ts';
 import type { GatewayClient } from '../upstream/gateway-client.ts';
 import { Batcher } from './batcher.ts';
 import {
@@ -257,6 +258,14 @@ export class Pipeline implements PipelineControl {
   ): Promise<BatchVerdict> {
     const doubt = await this.#inDoubt(batch.partition);
     const commands = batch.records.map((record) => readCommand(record, this.#reader));
+    incEach(
+      this.#options.metrics.commandsConsumed,
+      commands.map((command) => ({ transport: command.transport })),
+    );
+    incEach(
+      this.#options.metrics.validationFailures,
+      commands.flatMap((command) => (command.kind === 'invalid' ? [{ rule: command.rule }] : [])),
+    );
     const isInDoubt = (offset: string) =>
       doubt !== undefined && BigInt(offset) <= BigInt(doubt.untilOffset);
     const reconcilable = (command: Command): command is ValidCommand =>
@@ -351,11 +360,7 @@ export class Pipeline implements PipelineControl {
   }
 
   #send(command: Command, inDoubt: boolean, batch: RecordBatch): Promise<SendOutcome | undefined> {
-    this.#options.metrics.commandsConsumed.inc({ transport: command.transport });
-    if (command.kind === 'invalid') {
-      this.#options.metrics.validationFailures.inc({ rule: command.rule });
-      return Promise.resolve(undefined);
-    }
+    if (command.kind === 'invalid') return Promise.resolve(undefined);
     return new Promise((settle) => {
       this.#batcher.add(command.transport, {
         json: command.json,
@@ -481,15 +486,21 @@ export class Pipeline implements PipelineControl {
 
   #count(results: readonly Result[], deadLetterReasons: readonly string[]): void {
     const { metrics } = this.#options;
-    for (const reason of deadLetterReasons) metrics.deadLetters.inc({ reason });
-    for (const result of results) {
-      metrics.results.inc({
+    incEach(
+      metrics.deadLetters,
+      deadLetterReasons.map((reason) => ({ reason })),
+    );
+    incEach(
+      metrics.results,
+      results.map((result) => ({
         type: boundedTypeLabel(result.type),
         stage: result.stage,
         success: String(result.success),
-      });
-      if (typeof result.parts === 'number') metrics.partsBilled.inc(result.parts);
-    }
+      })),
+    );
+    let parts = 0;
+    for (const result of results) if (typeof result.parts === 'number') parts += result.parts;
+    if (parts > 0) metrics.partsBilled.inc(parts);
   }
 
   #accessDenied(error: string): void {

@@ -1,6 +1,7 @@
 /** Runs ferry as a real child process (`node src/main.ts`), as `npm start` does. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { appendFile } from 'node:fs/promises';
 import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
@@ -26,9 +27,13 @@ export function spawnFerry(t: TestContext, env: Record<string, string>): FerryPr
   child.stderr?.on('data', (chunk: Buffer) => {
     output += chunk.toString('utf8');
   });
-  const exit = once(child, 'exit').then(([code, signal]) =>
-    code === null ? String(signal) : Number(code),
-  );
+  const exit = once(child, 'exit').then(async ([code, signal]) => {
+    // Everything a ferry process logged joins the run's log file, which test/run.ts
+    // greps for the API key and phone numbers.
+    const logFile = process.env.FERRY_TEST_LOG_FILE;
+    if (logFile) await appendFile(logFile, output).catch(() => undefined);
+    return code === null ? String(signal) : Number(code);
+  });
   t.after(async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await exit;

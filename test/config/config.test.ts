@@ -1,0 +1,73 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { readConfig, redactedConfig, secretValues } from '../../src/config/config.ts';
+import { ConfigError } from '../../src/errors.ts';
+
+const minimal = {
+  FERRY_API_KEY: 'k-123',
+  FERRY_SYNC_BASE_URL: 'http://127.0.0.1:8090/',
+  FERRY_ADMIN_TOKEN: 'admin-secret',
+};
+
+test('defaults fill every variable that is not set', () => {
+  const config = readConfig(minimal);
+  assert.deepEqual(config.FERRY_KAFKA_BROKERS, ['127.0.0.1:9092']);
+  assert.equal(config.FERRY_TOPIC_COMMANDS, 'ferry.commands');
+  assert.equal(config.FERRY_TRANSPORT, 'sync');
+  assert.equal(config.FERRY_HTTP_PORT, 8080);
+  assert.equal(config.FERRY_SYNC_BASE_URL, 'http://127.0.0.1:8090', 'trailing slash removed');
+  assert.equal(config.FERRY_ASYNC_BASE_URL, undefined);
+});
+
+const failures: [Record<string, string>, string][] = [
+  [{}, 'FERRY_API_KEY: is required'],
+  [
+    { ...minimal, FERRY_SYNC_BASE_URL: 'ftp://x' },
+    'FERRY_SYNC_BASE_URL: must be an http or https URL, got "ftp://x"',
+  ],
+  [{ ...minimal, FERRY_HTTP_PORT: '80a' }, 'FERRY_HTTP_PORT: must be an integer, got "80a"'],
+  [
+    { ...minimal, FERRY_BATCH_MAX_OPS: '0' },
+    'FERRY_BATCH_MAX_OPS: must be between 1 and 1000, got 0',
+  ],
+  [
+    { ...minimal, FERRY_TRANSPORT: 'pigeon' },
+    'FERRY_TRANSPORT: must be one of sync, async, got "pigeon"',
+  ],
+  [
+    { ...minimal, FERRY_TRANSPORT: 'async' },
+    'FERRY_ASYNC_BASE_URL: is required when FERRY_TRANSPORT is async',
+  ],
+  [
+    { ...minimal, FERRY_CALLBACK_PUBLIC_URL: 'https://ferry.example.com' },
+    'FERRY_CALLBACK_TOKEN: is required when callbacks are on',
+  ],
+  [
+    { FERRY_API_KEY: 'k', FERRY_SYNC_BASE_URL: 'http://x' },
+    'FERRY_ADMIN_TOKEN: is required unless FERRY_ADMIN_LOOPBACK_ONLY=true binds the admin API to loopback',
+  ],
+];
+
+for (const [env, message] of failures) {
+  test(`a wrong configuration names the variable: ${message}`, () => {
+    assert.throws(
+      () => readConfig(env),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.equal(error.message, message);
+        return true;
+      },
+    );
+  });
+}
+
+test('secrets never appear in the logged configuration', () => {
+  const config = readConfig({
+    ...minimal,
+    FERRY_CALLBACK_TOKEN: 'cb-secret',
+    FERRY_CALLBACK_PUBLIC_URL: 'https://f.example.com',
+  });
+  const logged = JSON.stringify(redactedConfig(config));
+  for (const secret of ['k-123', 'admin-secret', 'cb-secret']) assert.ok(!logged.includes(secret));
+  assert.deepEqual(secretValues(config).sort(), ['admin-secret', 'cb-secret', 'k-123']);
+});
