@@ -6,13 +6,15 @@ SHELL := /bin/bash
 NPM ?= npm
 STAMP := node_modules/.ferry-installed
 
-.PHONY: help install jars tools run test typecheck lint unit kafka-up kafka-down kafka-status kafka-clean emulator clean
+.PHONY: help install jars tools run test typecheck lint unit kafka-up kafka-down kafka-status kafka-clean emulator bench bench-quick clean
 
 help:
 	@echo "make run          start Kafka, the gateway emulator and ferry on loopback"
 	@echo "make test         install, type-check, lint and run every test against a real broker"
 	@echo "make kafka-up     start the local broker on 127.0.0.1:9092 (no-op when running)"
 	@echo "make kafka-down   stop it"
+	@echo "make bench        end-to-end benchmark vs a plain consumer (~3 min); report in .bench/"
+	@echo "make bench-quick  the same, 1 run and smaller loads (~1 min)"
 
 $(STAMP): package.json package-lock.json
 	$(NPM) ci --no-audit --no-fund
@@ -48,7 +50,13 @@ kafka-down: $(STAMP)
 kafka-status: $(STAMP)
 	$(NPM) run --silent kafka -- status
 
-kafka-clean: $(STAMP)
+kafka-bench: $(STAMP) jars
+	$(NPM) run --silent bench
+
+bench-quick: $(STAMP) jars
+	$(NPM) run --silent bench -- --quick
+
+clean: $(STAMP)
 	$(NPM) run --silent kafka -- clean
 
 emulator: $(STAMP)
@@ -56,6 +64,12 @@ emulator: $(STAMP)
 
 run: $(STAMP) kafka-up
 	$(NPM) run --silent start
+
+bench: $(STAMP) jars
+	$(NPM) run --silent bench
+
+bench-quick: $(STAMP) jars
+	$(NPM) run --silent bench -- --quick
 
 clean:
 	rm -rf node_modules .run

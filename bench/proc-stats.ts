@@ -1,0 +1,43 @@
+/**
+ * Resource use of a child process from Linux procfs: peak resident memory
+ * (VmHWM in /proc/<pid>/status) and CPU time (utime + stime in /proc/<pid>/stat).
+ */
+import { readFileSync } from 'node:fs';
+
+/** Clock ticks per second of /proc/<pid>/stat times: USER_HZ, 100 on every Linux ABI Node runs on. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
+export interface ProcessUsage {
+  /** Peak resident set size so far (VmHWM), bytes. */
+  readonly peakRssBytes: number;
+  /** Current resident set size (VmRSS), bytes. */
+  readonly rssBytes: number;
+  /** User plus system CPU time so far, seconds. */
+  readonly cpuSeconds: number;
+}
+
+function kilobytesField(status: string, field: string): number {
+  const match = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm').exec(status);
+  return match?.[1] ? Number(match[1]) * 1024 : Number.NaN;
+}
+
+/**
+ * Reads the usage of process `pid`; undefined when the process is gone (or procfs is absent).
+ */
+export function readProcessUsage(pid: number): ProcessUsage | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parentheses: fields are counted after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // After the name, field 3 (state) is index 0, so utime (14) is index 11 and stime (15) index 12.
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return {
+      peakRssBytes: kilobytesField(status, 'VmHWM'),
+      rssBytes: kilobytesField(status, 'VmRSS'),
+      cpuSeconds: ticks / CLOCK_TICKS_PER_SECOND,
+    };
+  } catch {
+    return undefined;
+  }
+}

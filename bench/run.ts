@@ -1,0 +1,164 @@
+/**
+ * `make bench`: end-to-end throughput, latency and memory of ferry, side by side
+ * with a plain consumer (issue 9), plus micro-benchmarks of the hot path.
+ *
+ * Starts its own Kafka broker (free ports, temporary folder, 1 GiB heap, removed
+ * at the end) unless FERRY_BENCH_KAFKA_BROKERS names one; runs the emulator,
+ * ferry and the baseline as separate child processes; prints a table and writes
+ * `.bench/<date>-<commit>.json`. Options: see bench-options.ts and docs/benchmarks.md.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, type RunningBroker, startBroker } from '../tools/kafka/broker.ts';
+import { readBenchOptions } from './bench-options.ts';
+import { LoadGenerator } from './load-generator.ts';
+import { runMicroBenchmarks } from './micro.ts';
+import { type BenchReport, checkTargets, formatReport, type ScenarioReport } from './report.ts';
+import {
+  type BenchContext,
+  connectAdmin,
+  EmulatorChild,
+  runBaselineScenario,
+  runFerryScenario,
+} from './scenarios.ts';
+
+let broker: RunningBroker | undefined;
+let brokerDir: string | undefined;
+
+const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
+const log = (line: string) => process.stdout.write(`${line}\n`);
+
+function gitCommit(): string {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      cwd: root,
+      encoding: 'utf8',
+    }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+async function main(): Promise<void> {
+  const startedAt = Date.now();
+  const options = readBenchOptions(process.env, process.argv.slice(2));
+  const date = new Date();
+  const stamp = date.toISOString().replace(/[:.]/g, '-').slice(0, 19);
+  const commit = gitCommit();
+  const outDir = join(root, '.bench');
+  const logsDir = join(outDir, 'logs', stamp);
+  const profilesDir = join(outDir, 'profiles');
+  mkdirSync(logsDir, { recursive: true });
+  if (options.cpuProfile) mkdirSync(profilesDir, { recursive: true });
+
+  log(`# micro-benchmarks (${options.microRounds} rounds each)`);
+  const micro = runMicroBenchmarks({ rounds: options.microRounds });
+
+  let context: BenchContext | undefined;
+  try {
+    let brokers = options.brokers;
+    if (!brokers) {
+      brokerDir = await mkdtemp(join(tmpdir(), 'ferry-bench-kafka-'));
+      const t0 = Date.now();
+      broker = await startBroker({
+        dir: brokerDir,
+        port: await freePort(),
+        controllerPort: await freePort(),
+        heapMb: 1024,
+      });
+      brokers = broker.brokers;
+      log(`# kafka broker ${brokers} ready in ${Date.now() - t0} ms`);
+    } else {
+      log(`# using the broker at ${brokers}`);
+    }
+    const generator = new LoadGenerator({ brokers: [brokers] });
+    await generator.start();
+    context = {
+      root,
+      logsDir,
+      profilesDir,
+      brokers,
+      admin: await connectAdmin(brokers),
+      generator,
+      runId: `${stamp}-${process.pid}`,
+      createdTopics: [],
+      nextId: 1,
+    };
+    const scenarios: ScenarioReport[] = [];
+    for (const latencyMs of options.latenciesMs) {
+      const settings = { ...options, latencyMs };
+      log(
+        `# scenario: gateway latency ${latencyMs} ms, ${options.partitions} partitions, ${options.runs} runs`,
+      );
+      const emulator = await EmulatorChild.start(context, latencyMs);
+      try {
+        const ferry = await runFerryScenario(context, emulator, settings, log);
+        const baseline = await runBaselineScenario(context, emulator, settings, log);
+        scenarios.push({
+          latencyMs,
+          ferry,
+          baseline,
+          ratio: ferry.median.commandsPerSecond / baseline.median.commandsPerSecond,
+        });
+      } finally {
+        await emulator.child.stop(10_000);
+      }
+    }
+    const report: BenchReport = {
+      meta: {
+        date: date.toISOString(),
+        commit,
+        node: process.version,
+        cpus: cpus().length,
+        cpuModel: cpus()[0]?.model ?? 'unknown',
+        quick: options.quick,
+        options: { ...options },
+      },
+      micro,
+      scenarios,
+      targets: checkTargets(scenarios),
+      durationSeconds: (Date.now() - startedAt) / 1000,
+    };
+    const file = join(outDir, `${stamp}-${commit}.json`);
+    writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+    log('');
+    log(formatReport(report));
+    log(`report: ${file}`);
+    log(`logs:   ${logsDir}`);
+    if (options.cpuProfile)
+      log(`profiles: ${profilesDir} (summarise: node bench/profile-summary.ts <file>)`);
+  } finally {
+    if (context) {
+      await context.generator.stop().catch(() => undefined);
+      // A broker that outlives the run keeps no benchmark topics behind.
+      if (!broker && context.createdTopics.length > 0) {
+        await context.admin.deleteTopics({ topics: context.createdTopics }).catch(() => undefined);
+      }
+      await context.admin.disconnect().catch(() => undefined);
+    }
+    if (broker) await broker.stop(15_000);
+    if (brokerDir) await rm(brokerDir, { recursive: true, force: true });
+  }
+}
+
+// Bounded as a whole: a stuck run must not hold the machine (the issue's budget is 10 minutes).
+const overall = setTimeout(() => {
+  process.stderr.write('bench: exceeded 15 minutes; giving up\n');
+  const stopping = broker ? broker.stop(5_000) : Promise.resolve();
+  void stopping.finally(() => process.exit(2));
+}, 15 * 60_000);
+overall.unref();
+
+try {
+  await main();
+  process.exit(0);
+} catch (error: unknown) {
+  process.stderr.write(
+    `bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  process.exit(1);
+}
