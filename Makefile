@@ -6,13 +6,14 @@ SHELL := /bin/bash
 NPM ?= npm
 STAMP := node_modules/.ferry-installed
 
-.PHONY: help install jars tools run test typecheck lint unit kafka-up kafka-down kafka-status kafka-clean emulator bench bench-quick clean
+.PHONY: help install jars tools run test typecheck lint unit kafka-up kafka-down kafka-status kafka-clean emulator bench bench-quick proto clean
 
 help:
 	@echo "make run          start Kafka, the gateway emulator and ferry on loopback"
 	@echo "make test         install, type-check, lint and run every test against a real broker"
 	@echo "make kafka-up     start the local broker on 127.0.0.1:9092 (no-op when running)"
 	@echo "make kafka-down   stop it"
+	@echo "make proto        regenerate src/admin/gen from proto/ (buf, protoc-gen-es)"
 	@echo "make bench        end-to-end benchmark vs a plain consumer (~3 min); report in .bench/"
 	@echo "make bench-quick  the same, 1 run and smaller loads (~1 min)"
 
@@ -56,6 +57,10 @@ kafka-bench: $(STAMP) jars
 bench-quick: $(STAMP) jars
 	$(NPM) run --silent bench -- --quick
 
+# Regenerates src/admin/gen from proto/ (buf + protoc-gen-es); the output is checked in.
+proto: $(STAMP)
+	$(NPM) run --silent proto
+
 clean: $(STAMP)
 	$(NPM) run --silent kafka -- clean
 
@@ -70,6 +75,10 @@ bench: $(STAMP) jars
 
 bench-quick: $(STAMP) jars
 	$(NPM) run --silent bench -- --quick
+
+# Regenerates src/admin/gen from proto/ (buf + protoc-gen-es); the output is checked in.
+proto: $(STAMP)
+	$(NPM) run --silent proto
 
 clean:
 	rm -rf node_modules .run

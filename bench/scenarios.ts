@@ -210,6 +210,10 @@ export async function runFerryScenario(
       FERRY_GRPC_HOST: '127.0.0.1',
       FERRY_GRPC_PORT: String(await freePort()),
       FERRY_ADMIN_LOOPBACK_ONLY: 'true',
+      // For experiments with V8 flags (heap caps and the like) on ferry alone.
+      ...(process.env.FERRY_BENCH_NODE_OPTIONS
+        ? { NODE_OPTIONS: process.env.FERRY_BENCH_NODE_OPTIONS }
+        : {}),
     },
   });
   try {

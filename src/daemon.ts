@@ -1,6 +1,10 @@
+import { AdminServer } from './admin/admin-server.ts';
+import { DeadLetterReplay } from './admin/dead-letter-replay.ts';
+import { CallbackReceiver, createHookInjector } from './callbacks/index.ts';
 import type { Config } from './config/config.ts';
 import { HttpServer } from './http/http-server.ts';
-import { KafkaClient } from './kafka/kafka-client.ts';
+import { DeadLetterReader } from './kafka/dead-letter-reader.ts';
+import { KafkaClient, type RecordProducer } from './kafka/kafka-client.ts';
 import { type HealthSource, registerOpsRoutes } from './observability/health.ts';
 import type { Logger } from './observability/logger.ts';
 import type { FerryMetrics } from './observability/metrics.ts';
@@ -32,6 +36,11 @@ export class Daemon implements HealthSource {
   readonly pipeline: Pipeline;
   readonly http: HttpServer;
   readonly #balance: BalancePoller;
+  /** Publishes status events; only when callbacks are on (FERRY_CALLBACK_TOKEN). */
+  readonly #statusProducer: RecordProducer | undefined;
+  readonly #callbacks: CallbackReceiver | undefined;
+  readonly #deadLetters: DeadLetterReader;
+  readonly admin: AdminServer;
   #state: DaemonState = 'idle';
   #kafkaConnected = false;
 
@@ -81,6 +90,15 @@ export class Daemon implements HealthSource {
       retryBaseMs: config.FERRY_RETRY_BASE_MS,
       retryMaxMs: config.FERRY_RETRY_MAX_MS,
       accessDeniedRetryMs: config.FERRY_ACCESS_DENIED_RETRY_MS,
+      // spec: Events. Sends without a `hook` get ferry's callback route (issue 5).
+      ...(config.FERRY_CALLBACK_PUBLIC_URL && config.FERRY_CALLBACK_TOKEN
+        ? {
+            prepare: createHookInjector({
+              publicUrl: config.FERRY_CALLBACK_PUBLIC_URL,
+              token: config.FERRY_CALLBACK_TOKEN,
+            }),
+          }
+        : {}),
       inDoubtSettleMs: config.FERRY_REQUEST_TIMEOUT_MS + 2_000,
       sessionTimeoutMs: config.FERRY_KAFKA_SESSION_TIMEOUT_MS,
       maxBytesPerPartition: config.FERRY_KAFKA_MAX_BYTES_PER_PARTITION,
@@ -92,6 +110,47 @@ export class Daemon implements HealthSource {
       logger,
     });
     registerOpsRoutes(this.http, { metrics, health: this });
+    if (config.FERRY_CALLBACK_TOKEN) {
+      this.#statusProducer = this.kafka.createProducer();
+      this.#callbacks = new CallbackReceiver({
+        server: this.http,
+        producer: this.#statusProducer,
+        statusTopic: config.FERRY_TOPIC_STATUS,
+        token: config.FERRY_CALLBACK_TOKEN,
+        metrics,
+        logger,
+      });
+    }
+    this.#deadLetters = new DeadLetterReader({
+      brokers: config.FERRY_KAFKA_BROKERS,
+      clientId: `${config.FERRY_KAFKA_CLIENT_ID}-dlq-replay`,
+      logger,
+      deadLetterTopic: config.FERRY_TOPIC_DLQ,
+      commandsTopic: config.FERRY_TOPIC_COMMANDS,
+      progressGroupId: `${config.FERRY_KAFKA_GROUP}.dlq-replay`,
+    });
+    const tlsFiles =
+      config.FERRY_GRPC_TLS_CERT_FILE && config.FERRY_GRPC_TLS_KEY_FILE
+        ? {
+            certFile: config.FERRY_GRPC_TLS_CERT_FILE,
+            keyFile: config.FERRY_GRPC_TLS_KEY_FILE,
+            ...(config.FERRY_GRPC_TLS_CLIENT_CA_FILE
+              ? { clientCaFile: config.FERRY_GRPC_TLS_CLIENT_CA_FILE }
+              : {}),
+          }
+        : undefined;
+    this.admin = new AdminServer({
+      // Without a token the admin API only listens on loopback (DESIGN: configuration).
+      host: config.FERRY_ADMIN_LOOPBACK_ONLY ? '127.0.0.1' : config.FERRY_GRPC_HOST,
+      port: config.FERRY_GRPC_PORT,
+      gateway: this.gateway,
+      pipeline: this.pipeline,
+      deadLetters: new DeadLetterReplay(this.#deadLetters),
+      adminToken: config.FERRY_ADMIN_TOKEN,
+      tls: tlsFiles,
+      isKafkaConnected: () => this.#kafkaConnected && this.pipeline.running,
+      logger,
+    });
     this.#balance = new BalancePoller({
       gateway: this.gateway,
       metrics,
@@ -121,6 +180,7 @@ export class Daemon implements HealthSource {
     if (this.#state !== 'idle') return;
     this.#state = 'starting';
     const { config } = this.#options;
+    this.#callbacks?.start();
     await this.http.start();
     const topic = (name: string) => ({
       topic: name,
@@ -133,12 +193,18 @@ export class Daemon implements HealthSource {
       topic(config.FERRY_TOPIC_STATUS),
       topic(config.FERRY_TOPIC_DLQ),
     ]);
+    await this.#statusProducer?.connect();
     this.#kafkaConnected = true;
     await this.pipeline.start();
+    await this.admin.start();
     this.#balance.start();
     this.#state = 'running';
     this.#log.info(
-      { httpPort: this.http.port, commands: config.FERRY_TOPIC_COMMANDS },
+      {
+        httpPort: this.http.port,
+        grpcPort: this.admin.port,
+        commands: config.FERRY_TOPIC_COMMANDS,
+      },
       'ferry is running',
     );
   }
@@ -151,8 +217,13 @@ export class Daemon implements HealthSource {
     if (this.#state === 'stopping' || this.#state === 'stopped') return true;
     this.#state = 'stopping';
     this.#balance.stop();
+    // Health says NOT_SERVING from here on; admin calls in progress may finish.
     const drained = await this.pipeline.stop(this.#options.config.FERRY_SHUTDOWN_GRACE_MS);
+    await this.#callbacks?.stop();
+    await this.admin.stop(5_000);
+    await this.#deadLetters.close();
     await this.http.stop();
+    await this.#statusProducer?.disconnect().catch(() => undefined);
     await this.kafka.close();
     await this.gatewayHttp.close();
     this.#kafkaConnected = false;

@@ -8,13 +8,13 @@ import {
   type IHeaders,
   Kafka,
   type KafkaMessage,
-  type LogEntry,
   logLevel,
   Partitioners,
   type Producer,
 } from 'kafkajs';
 import { FerryError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
+import { headersOf, kafkaLogCreator } from './kafkajs-adapters.ts';
 
 export interface InboundRecord {
   readonly topic: string;
@@ -56,16 +56,6 @@ export interface KafkaClientOptions {
   readonly logger: Logger;
   /** Counts errors by client and kind, for metrics. */
   readonly onError?: (client: 'producer' | 'consumer' | 'admin', kind: string) => void;
-}
-
-function headersOf(headers: IHeaders | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (!headers) return out;
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined) continue;
-    out[name] = Array.isArray(value) ? String(value[0] ?? '') : String(value);
-  }
-  return out;
 }
 
 function inbound(topic: string, partition: number, message: KafkaMessage): InboundRecord {
@@ -325,31 +315,12 @@ export class RecordConsumer {
   }
 }
 
-// kafkajs warns about bounded retries on every idempotent producer. ferry's results go
-// through transactions (an aborted one leaves nothing behind) and callers of the status
-// producer retry on failure, so the warning says nothing actionable here.
-const quietWarnings = new Set([
-  'Limiting retries for the idempotent producer may invalidate EoS guarantees',
-]);
-
-function logCreator(logger: Logger) {
-  const child = logger.child({ component: 'kafka' });
-  return () =>
-    ({ level, log }: LogEntry) => {
-      const { message, timestamp: _timestamp, logger: _logger, ...fields } = log;
-      if (quietWarnings.has(message)) child.debug(fields, message);
-      else if (level === logLevel.ERROR) child.error(fields, message);
-      else if (level === logLevel.WARN) child.warn(fields, message);
-      else if (level === logLevel.INFO) child.debug(fields, message);
-      else child.trace(fields, message);
-    };
-}
-
 /** Entry point to Kafka for ferry: admin calls, producers and the batch consumer. */
 export class KafkaClient {
   readonly #kafka: Kafka;
   readonly #options: KafkaClientOptions;
-  #admin: Admin | undefined;
+  /** A promise, so concurrent first calls share one connection. */
+  #admin: Promise<Admin> | undefined;
 
   constructor(options: KafkaClientOptions) {
     this.#options = options;
@@ -357,17 +328,20 @@ export class KafkaClient {
       clientId: options.clientId,
       brokers: [...options.brokers],
       logLevel: logLevel.INFO,
-      logCreator: logCreator(options.logger),
+      logCreator: kafkaLogCreator(options.logger, 'kafka'),
       connectionTimeout: 3000,
       retry: { initialRetryTime: 300, retries: 8 },
     });
   }
 
-  async #adminClient(): Promise<Admin> {
+  #adminClient(): Promise<Admin> {
     if (!this.#admin) {
       const admin = this.#kafka.admin();
-      await admin.connect();
-      this.#admin = admin;
+      const connected = admin.connect().then(() => admin);
+      connected.catch(() => {
+        if (this.#admin === connected) this.#admin = undefined;
+      });
+      this.#admin = connected;
     }
     return this.#admin;
   }
@@ -489,6 +463,6 @@ export class KafkaClient {
   async close(): Promise<void> {
     const admin = this.#admin;
     this.#admin = undefined;
-    await admin?.disconnect();
+    await admin?.then((a) => a.disconnect()).catch(() => undefined);
   }
 }

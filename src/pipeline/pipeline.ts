@@ -271,6 +271,8 @@ export class Pipeline implements PipelineControl {
     const reconcilable = (command: Command): command is ValidCommand =>
       command.kind === 'valid' && isReconcilable(command.type, command.id);
 
+    const startedMs = performance.now();
+    let intentMs = 0;
     if (commands.some(reconcilable)) {
       // Durable before anything goes out: these offsets may reach the gateway (issue 8).
       const intent: SendIntent = {
@@ -280,6 +282,7 @@ export class Pipeline implements PipelineControl {
       const written = await this.#commitOffset(batch, [], firstOffset, intent);
       if (!written) return 'again';
       this.#doubt.set(batch.partition, intent);
+      intentMs = performance.now() - startedMs;
     }
     const pending = commands.map((command) =>
       this.#send(command, isInDoubt(command.record.offset), batch),
@@ -287,6 +290,7 @@ export class Pipeline implements PipelineControl {
     if (this.#lifecycle === 'stopping') this.#batcher.flushAll();
     const outcomes = await Promise.all(pending);
     if (outcomes.some((outcome) => outcome?.kind === 'abandoned')) return 'again';
+    const sentMs = performance.now();
 
     const records: OutboundRecord[] = [];
     const results = commands.map((command, index) => this.#resultOf(command, outcomes[index]));
@@ -316,6 +320,16 @@ export class Pipeline implements PipelineControl {
     if (remaining) this.#doubt.set(batch.partition, remaining);
     else this.#doubt.delete(batch.partition);
     this.#count(results, deadLetterReasons);
+    this.#log.debug(
+      {
+        partition: batch.partition,
+        commands: commands.length,
+        intentMs: Math.round(intentMs),
+        sendMs: Math.round(sentMs - startedMs - intentMs),
+        commitMs: Math.round(performance.now() - sentMs),
+      },
+      'batch committed',
+    );
     return 'done';
   }
 

@@ -1,0 +1,66 @@
+/**
+ * The standard grpc.health.v1.Health service (issue 6), so Kubernetes gRPC probes
+ * and grpc_health_probe work: SERVING only while Kafka is connected and the
+ * server is not stopping. No auth: probes carry no token.
+ */
+import { status } from '@grpc/grpc-js';
+import { RpcError } from './admin-status.ts';
+import {
+  type Health,
+  HealthCheckResponse_ServingStatus as ServingStatus,
+} from './gen/grpc/health/v1/health_pb.ts';
+import type { MethodsOf, ServiceHandlers } from './grpc-service.ts';
+
+export type HealthHandlers = ServiceHandlers<MethodsOf<typeof Health>>;
+
+export interface HealthServiceOptions {
+  /** The services a probe may name; "" (the whole server) is always known. */
+  readonly services: readonly string[];
+  /** Whether the server can do its job now (Kafka connected, not stopping). */
+  readonly isServing: () => boolean;
+  /** How often Watch looks for a change. Default 1000 ms. */
+  readonly watchIntervalMs?: number;
+}
+
+/** Builds the handlers of Check, List and Watch. */
+export function createHealthHandlers(options: HealthServiceOptions): HealthHandlers {
+  const known = new Set(['', ...options.services]);
+  const current = () => (options.isServing() ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
+  const watchIntervalMs = options.watchIntervalMs ?? 1000;
+  return {
+    async check(request) {
+      if (!known.has(request.service)) {
+        throw new RpcError(status.NOT_FOUND, `unknown service ${request.service}`);
+      }
+      return { status: current() };
+    },
+    async list() {
+      const now = current();
+      return { statuses: Object.fromEntries([...known].map((name) => [name, { status: now }])) };
+    },
+    async watch(request, send, context) {
+      // spec (grpc health-checking.md): an unknown service is SERVICE_UNKNOWN, and the stream stays open.
+      const statusOf = () =>
+        known.has(request.service) ? current() : ServingStatus.SERVICE_UNKNOWN;
+      let last = statusOf();
+      send({ status: last });
+      await new Promise<void>((resolve) => {
+        const timer = setInterval(() => {
+          const now = statusOf();
+          if (now !== last) {
+            last = now;
+            send({ status: now });
+          }
+        }, watchIntervalMs);
+        context.signal.addEventListener(
+          'abort',
+          () => {
+            clearInterval(timer);
+            resolve();
+          },
+          { once: true },
+        );
+      });
+    },
+  };
+}

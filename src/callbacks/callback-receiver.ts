@@ -1,0 +1,287 @@
+/**
+ * `POST /callbacks/{token}`: the gateway's status callbacks (spec: Events) become status events
+ * on `ferry.status` (DESIGN.md: Kafka records, HTTP; issue 5). The answer 200 is sent only
+ * after Kafka acknowledged the event; while Kafka is unavailable the answer is 503, so a gateway
+ * that retries loses nothing. Whatever a caller sends gets an answer and never stops the process.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { validateStatusCallback } from '../contract/index.ts';
+import { FerryError } from '../errors.ts';
+import { type HttpServer, sendJson, sendText } from '../http/http-server.ts';
+import type { OutboundRecord } from '../kafka/kafka-client.ts';
+import type { Logger } from '../observability/logger.ts';
+import {
+  boundedStatusLabel,
+  type CallbackOutcome,
+  type FerryMetrics,
+} from '../observability/metrics.ts';
+import { CALLBACK_ROUTE } from './hook-injection.ts';
+import { PublishOnce } from './publish-once.ts';
+import { isJsonContentType, readRequestBody } from './request-body.ts';
+import { parseSafeJson } from './safe-json.ts';
+import { callbackFingerprint, encodeStatusEvent, statusEventKey } from './status-event.ts';
+
+/** What the receiver needs of a producer: `send` resolves once Kafka acknowledged every record. */
+export interface StatusEventProducer {
+  send(records: readonly OutboundRecord[]): Promise<void>;
+}
+
+/** Settings for {@link CallbackReceiver}. */
+export interface CallbackReceiverOptions {
+  /** The shared HTTP server; the route is added by start(), which must precede its start. */
+  readonly server: HttpServer;
+  /** Connected by the caller, who also disconnects it (the receiver only sends). */
+  readonly producer: StatusEventProducer;
+  /** Topic of the status events (FERRY_TOPIC_STATUS). */
+  readonly statusTopic: string;
+  /** The secret a callback URL must carry (FERRY_CALLBACK_TOKEN); not empty. */
+  readonly token: string;
+  readonly metrics: Pick<FerryMetrics, 'callbacks'>;
+  readonly logger: Logger;
+  /** Largest body accepted, bytes. Default 65536 (64 KiB). */
+  readonly maxBodyBytes?: number;
+  /** Deepest nesting of objects and arrays accepted. Default 32 (a callback needs 4). */
+  readonly maxDepth?: number;
+  /** Acknowledged callbacks remembered to recognise a repeat (per replica). Default 100000. */
+  readonly dedupCapacity?: number;
+  /** Longest wait for Kafka's acknowledgement before answering 503, ms. Default 10000. */
+  readonly publishTimeoutMs?: number;
+  /** Time allowed to receive the body once the headers arrived, ms. Default 10000. */
+  readonly bodyTimeoutMs?: number;
+  /** Seconds suggested in `Retry-After` of a 503. Default 5. */
+  readonly retryAfterS?: number;
+}
+
+type ReceiverState = 'idle' | 'running' | 'stopping' | 'stopped';
+
+const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
+const DEFAULT_MAX_DEPTH = 32;
+const DEFAULT_DEDUP_CAPACITY = 100_000;
+const DEFAULT_PUBLISH_TIMEOUT_MS = 10_000;
+const DEFAULT_BODY_TIMEOUT_MS = 10_000;
+const DEFAULT_RETRY_AFTER_S = 5;
+
+/** Receives status callbacks on the shared HTTP server and publishes them to Kafka. */
+export class CallbackReceiver {
+  readonly #options: CallbackReceiverOptions;
+  readonly #logger: Logger;
+  readonly #tokenDigest: Buffer;
+  readonly #publishOnce: PublishOnce;
+  readonly #maxBodyBytes: number;
+  readonly #maxDepth: number;
+  readonly #publishTimeoutMs: number;
+  readonly #bodyTimeoutMs: number;
+  readonly #retryAfterS: number;
+  #state: ReceiverState = 'idle';
+  #routed = false;
+  #stopping: Promise<void> | undefined;
+
+  /** @throws FerryError `config` when `token` is empty or a limit is not a positive integer. */
+  constructor(options: CallbackReceiverOptions) {
+    if (options.token === '') {
+      throw new FerryError('config', 'token: must not be empty', { retryable: false });
+    }
+    this.#options = options;
+    this.#logger = options.logger.child({ component: 'callbacks' });
+    this.#tokenDigest = digest(options.token);
+    this.#maxBodyBytes = positive('maxBodyBytes', options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
+    this.#maxDepth = positive('maxDepth', options.maxDepth ?? DEFAULT_MAX_DEPTH);
+    this.#publishTimeoutMs = positive(
+      'publishTimeoutMs',
+      options.publishTimeoutMs ?? DEFAULT_PUBLISH_TIMEOUT_MS,
+    );
+    this.#bodyTimeoutMs = positive(
+      'bodyTimeoutMs',
+      options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
+    );
+    this.#retryAfterS = positive('retryAfterS', options.retryAfterS ?? DEFAULT_RETRY_AFTER_S);
+    this.#publishOnce = new PublishOnce(
+      positive('dedupCapacity', options.dedupCapacity ?? DEFAULT_DEDUP_CAPACITY),
+    );
+  }
+
+  get state(): ReceiverState {
+    return this.#state;
+  }
+
+  /**
+   * Adds `POST /callbacks/:token` to the server (once) and starts accepting callbacks.
+   * Idempotent. Call it before the server starts.
+   * @throws FerryError `illegal_state` after stop(), or from the server when it already started.
+   */
+  start(): void {
+    if (this.#state === 'running') return;
+    if (this.#state !== 'idle') {
+      throw new FerryError('illegal_state', 'the callback receiver was stopped');
+    }
+    if (!this.#routed) {
+      this.#options.server.route('POST', CALLBACK_ROUTE, (req, res, params) =>
+        this.#handle(req, res, params.token ?? ''),
+      );
+      this.#routed = true;
+    }
+    this.#state = 'running';
+  }
+
+  /**
+   * Refuses new callbacks (503, so the gateway retries later or elsewhere) and waits for the
+   * publishes in flight to settle, at most `publishTimeoutMs`. Idempotent. Does not disconnect
+   * the producer or stop the server: their owner does, after this resolves.
+   */
+  stop(): Promise<void> {
+    if (this.#state === 'idle') {
+      this.#state = 'stopped';
+      return Promise.resolve();
+    }
+    this.#stopping ??= (async () => {
+      this.#state = 'stopping';
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        this.#publishOnce.settled(),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, this.#publishTimeoutMs);
+        }),
+      ]);
+      clearTimeout(timer);
+      this.#state = 'stopped';
+    })();
+    return this.#stopping;
+  }
+
+  /** Never throws: every path answers (or finds the caller gone) and counts the outcome. */
+  async #handle(req: IncomingMessage, res: ServerResponse, token: string): Promise<void> {
+    try {
+      await this.#receive(req, res, token);
+    } catch (error: unknown) {
+      this.#logger.error({ err: error }, 'Handling a status callback failed.');
+      this.#count(undefined, 'unavailable');
+      if (!res.headersSent) this.#refuse(res, 503, 'internal error');
+      else res.destroy();
+    }
+  }
+
+  async #receive(req: IncomingMessage, res: ServerResponse, token: string): Promise<void> {
+    if (!this.#tokenMatches(token)) {
+      // The router's own 404, so a wrong token does not reveal that the route exists.
+      res.setHeader('Connection', 'close');
+      sendText(res, 404, 'Not Found\n');
+      this.#count(undefined, 'unauthorized');
+      this.#logger.warn(
+        { remoteAddress: req.socket.remoteAddress },
+        'A status callback carried a wrong token.',
+      );
+      return;
+    }
+    if (this.#state !== 'running') {
+      this.#unavailable(res, undefined, 'the receiver is stopping');
+      return;
+    }
+    if (!isJsonContentType(req.headers['content-type'])) {
+      this.#reject(res, 415, undefined, 'Content-Type: must be application/json');
+      return;
+    }
+    const body = await readRequestBody(req, {
+      maxBytes: this.#maxBodyBytes,
+      timeoutMs: this.#bodyTimeoutMs,
+    });
+    if (!body.ok) {
+      if (body.status === 'aborted') {
+        this.#count(undefined, 'rejected');
+        this.#logger.debug({ reason: body.reason }, 'A status callback was abandoned mid-body.');
+        return;
+      }
+      this.#reject(res, body.status, undefined, body.reason);
+      return;
+    }
+    const parsed = parseSafeJson(body.text, this.#maxDepth);
+    if (!parsed.ok) {
+      this.#reject(res, 400, undefined, parsed.reason);
+      return;
+    }
+    const checked = validateStatusCallback(parsed.value);
+    if (!checked.ok) {
+      this.#reject(res, 400, statusOf(parsed.value), checked.message);
+      return;
+    }
+    // The object as received (unknown fields kept), not a re-built copy.
+    const callback = parsed.value as Record<string, unknown>;
+    const status = callback.status;
+    const key = statusEventKey(callback);
+    if (key === undefined) {
+      this.#reject(res, 400, status, 'id: one of id, msg_id or request_id is required');
+      return;
+    }
+
+    const value = encodeStatusEvent(callback, new Date());
+    try {
+      const outcome = await this.#publishOnce.run(
+        callbackFingerprint(key, callback),
+        () =>
+          this.#options.producer.send([{ topic: this.#options.statusTopic, key: key.key, value }]),
+        this.#publishTimeoutMs,
+      );
+      sendJson(
+        res,
+        200,
+        outcome === 'duplicate' ? { success: true, duplicate: true } : { success: true },
+      );
+      this.#count(status, outcome);
+      this.#logger.debug(
+        { key: key.key, keyField: key.field, status: boundedStatusLabel(status), outcome },
+        'Status callback acknowledged.',
+      );
+    } catch (error: unknown) {
+      this.#unavailable(res, status, 'Kafka did not acknowledge the status event', error);
+    }
+  }
+
+  #tokenMatches(token: string): boolean {
+    // Equal-length digests: the comparison time depends on neither token's content nor length.
+    return timingSafeEqual(digest(token), this.#tokenDigest);
+  }
+
+  #reject(res: ServerResponse, httpStatus: number, status: unknown, reason: string): void {
+    this.#refuse(res, httpStatus, reason);
+    this.#count(status, 'rejected');
+    // The reason names the field and rule only; bodies are not logged (they may hold texts).
+    this.#logger.warn({ httpStatus, reason }, 'A status callback was refused.');
+  }
+
+  #unavailable(res: ServerResponse, status: unknown, reason: string, error?: unknown): void {
+    res.setHeader('Retry-After', String(this.#retryAfterS));
+    this.#refuse(res, 503, reason);
+    this.#count(status, 'unavailable');
+    this.#logger.error(
+      error === undefined ? { reason } : { reason, err: error },
+      'A status callback could not be published; the gateway must retry it.',
+    );
+  }
+
+  #refuse(res: ServerResponse, httpStatus: number, reason: string): void {
+    // A request refused before its body was read to the end: close rather than drain it.
+    if (!res.req.complete) res.setHeader('Connection', 'close');
+    sendJson(res, httpStatus, { success: false, error: reason });
+  }
+
+  #count(status: unknown, outcome: CallbackOutcome): void {
+    this.#options.metrics.callbacks.inc({ status: boundedStatusLabel(status), outcome });
+  }
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value, 'utf8').digest();
+}
+
+function statusOf(value: unknown): unknown {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>).status
+    : undefined;
+}
+
+function positive(name: string, value: number): number {
+  if (!Number.isInteger(value) || value < 1) {
+    throw new FerryError('config', `${name}: must be a positive integer`, { retryable: false });
+  }
+  return value;
+}

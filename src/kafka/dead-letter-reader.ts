@@ -1,0 +1,281 @@
+/**
+ * The dead-letter topic for replay (src/admin/dead-letter-replay.ts): reads a
+ * range of it at read_committed and commits replayed records together with the
+ * replay's progress in one Kafka transaction. Like kafka-client.ts, a place
+ * where kafkajs is imported.
+ *
+ * Progress lives in its own consumer group (`progressGroupId`): its committed
+ * offset per partition plus the offset-commit metadata (written inside the
+ * transaction with TxnOffsetCommit). Reading uses a throwaway group positioned
+ * with `setOffsets` before it joins, deleted afterwards.
+ */
+import { randomUUID } from 'node:crypto';
+import { type Admin, Kafka, logLevel, type Producer } from 'kafkajs';
+import type {
+  DeadLetter,
+  DeadLetterLog,
+  PartitionProgress,
+  ReplayRecord,
+  ScanVerdict,
+} from '../admin/dead-letter-replay.ts';
+import { FerryError } from '../errors.ts';
+import type { Logger } from '../observability/logger.ts';
+import { headersOf, kafkaLogCreator } from './kafkajs-adapters.ts';
+
+export interface DeadLetterReaderOptions {
+  readonly brokers: readonly string[];
+  /** Default `ferry-dlq-replay`. */
+  readonly clientId?: string;
+  readonly logger: Logger;
+  /** The dead-letter topic (FERRY_TOPIC_DLQ). */
+  readonly deadLetterTopic: string;
+  /** Where replayed commands go (FERRY_TOPIC_COMMANDS). */
+  readonly commandsTopic: string;
+  /** The consumer group that holds replay progress, e.g. `${FERRY_KAFKA_GROUP}.dlq-replay`. */
+  readonly progressGroupId: string;
+  /** Gives up a scan that makes no progress for this long. Default 30 000 ms. */
+  readonly scanIdleTimeoutMs?: number;
+}
+
+function kafkaError(error: unknown, what: string): FerryError {
+  if (error instanceof FerryError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new FerryError('kafka', `${what}: ${message}`, { cause: error });
+}
+
+/** DeadLetterLog over kafkajs. Call `close()` when done. */
+export class DeadLetterReader implements DeadLetterLog {
+  readonly #kafka: Kafka;
+  readonly #options: DeadLetterReaderOptions;
+  /** Promises, so concurrent first calls share one connection. */
+  #admin: Promise<Admin> | undefined;
+  #producer: Promise<Producer> | undefined;
+
+  constructor(options: DeadLetterReaderOptions) {
+    this.#options = options;
+    this.#kafka = new Kafka({
+      clientId: options.clientId ?? 'ferry-dlq-replay',
+      brokers: [...options.brokers],
+      logLevel: logLevel.WARN,
+      logCreator: kafkaLogCreator(options.logger, 'dead-letter-reader'),
+      connectionTimeout: 3000,
+      retry: { initialRetryTime: 300, retries: 5 },
+    });
+  }
+
+  #adminClient(): Promise<Admin> {
+    if (!this.#admin) {
+      const admin = this.#kafka.admin();
+      this.#admin = admin.connect().then(() => admin);
+      this.#admin.catch(() => {
+        this.#admin = undefined;
+      });
+    }
+    return this.#admin;
+  }
+
+  async progress(): Promise<Map<number, PartitionProgress>> {
+    try {
+      const admin = await this.#adminClient();
+      const answer = await admin.fetchOffsets({
+        groupId: this.#options.progressGroupId,
+        topics: [this.#options.deadLetterTopic],
+      });
+      const result = new Map<number, PartitionProgress>();
+      for (const p of answer[0]?.partitions ?? []) {
+        const offset = Number(p.offset);
+        if (offset >= 0) result.set(p.partition, { offset, metadata: p.metadata ?? null });
+      }
+      return result;
+    } catch (error: unknown) {
+      throw kafkaError(error, 'reading the dead-letter replay progress failed');
+    }
+  }
+
+  async endOffsets(): Promise<Map<number, number>> {
+    try {
+      const admin = await this.#adminClient();
+      const offsets = await admin.fetchTopicOffsets(this.#options.deadLetterTopic);
+      return new Map(offsets.map((o) => [o.partition, Number(o.high)]));
+    } catch (error: unknown) {
+      throw kafkaError(error, 'reading the dead-letter topic end offsets failed');
+    }
+  }
+
+  async scan(
+    from: ReadonlyMap<number, number>,
+    to: ReadonlyMap<number, number>,
+    visit: (record: DeadLetter) => ScanVerdict,
+    signal?: AbortSignal,
+  ): Promise<Map<number, number>> {
+    const topic = this.#options.deadLetterTopic;
+    const position = new Map(from);
+    const pending = () =>
+      [...to].filter(([partition, end]) => (position.get(partition) ?? 0) < end).length;
+    if (pending() === 0) return position;
+
+    const groupId = `${this.#options.progressGroupId}.reader.${randomUUID()}`;
+    const admin = await this.#adminClient();
+    try {
+      // Positioned before it joins, so the first fetch starts where replay stands.
+      await admin.setOffsets({
+        groupId,
+        topic,
+        partitions: [...from].map(([partition, offset]) => ({ partition, offset: String(offset) })),
+      });
+    } catch (error: unknown) {
+      throw kafkaError(error, 'positioning the dead-letter reader failed');
+    }
+    const consumer = this.#kafka.consumer({
+      groupId,
+      readUncommitted: false,
+      maxWaitTimeInMs: 200,
+    });
+    let stopped = false;
+    let settle: ((error?: Error) => void) | undefined;
+    const finished = new Promise<void>((resolve, reject) => {
+      settle = (error) => (error ? reject(error) : resolve());
+    });
+    // Awaited below; settling before that point must not count as an unhandled rejection.
+    finished.catch(() => undefined);
+    let idleTimer: NodeJS.Timeout | undefined;
+    const idleMs = this.#options.scanIdleTimeoutMs ?? 30_000;
+    const touch = () => {
+      if (idleTimer) clearTimeout(idleTimer);
+      idleTimer = setTimeout(
+        () => settle?.(new FerryError('kafka', 'the dead-letter scan made no progress')),
+        idleMs,
+      );
+    };
+    const finish = () => {
+      if (!stopped && pending() === 0) {
+        stopped = true;
+        settle?.();
+      }
+    };
+    const onAbort = () => {
+      stopped = true;
+      settle?.(new FerryError('aborted', 'the dead-letter replay was aborted'));
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    // Batches of only transaction markers or aborted records never reach eachBatch.
+    consumer.on(consumer.events.END_BATCH_PROCESS, (event) => {
+      const { partition, lastOffset } = event.payload;
+      if (stopped || event.payload.topic !== topic) return;
+      const next = Number(lastOffset) + 1;
+      const end = to.get(partition) ?? 0;
+      if (next > (position.get(partition) ?? 0)) position.set(partition, Math.min(next, end));
+      touch();
+      finish();
+    });
+    try {
+      touch();
+      await consumer.connect();
+      await consumer.subscribe({ topics: [topic], fromBeginning: true });
+      await consumer.run({
+        autoCommit: false,
+        eachBatch: async ({ batch }) => {
+          for (const message of batch.messages) {
+            if (stopped) return;
+            const partition = batch.partition;
+            const offset = Number(message.offset);
+            const end = to.get(partition) ?? 0;
+            if (offset < (position.get(partition) ?? 0) || offset >= end) continue;
+            const verdict = visit({
+              partition,
+              offset,
+              key: message.key,
+              value: message.value,
+              headers: headersOf(message.headers),
+            });
+            if (verdict === 'stop') {
+              stopped = true;
+              settle?.();
+              return;
+            }
+            position.set(partition, offset + 1);
+          }
+          touch();
+          finish();
+        },
+      });
+      await finished;
+      return position;
+    } catch (error: unknown) {
+      throw kafkaError(error, 'reading the dead-letter topic failed');
+    } finally {
+      stopped = true;
+      if (idleTimer) clearTimeout(idleTimer);
+      signal?.removeEventListener('abort', onAbort);
+      await consumer.disconnect().catch(() => undefined);
+      await admin.deleteGroups([groupId]).catch(() => undefined);
+    }
+  }
+
+  #transactionalProducer(): Promise<Producer> {
+    if (!this.#producer) {
+      // One transactional id per progress group: a second replayer elsewhere fences this one.
+      const producer = this.#kafka.producer({
+        transactionalId: `${this.#options.progressGroupId}.producer`,
+        idempotent: true,
+        maxInFlightRequests: 1,
+      });
+      this.#producer = producer.connect().then(() => producer);
+      this.#producer.catch(() => {
+        this.#producer = undefined;
+      });
+    }
+    return this.#producer;
+  }
+
+  async commit(
+    records: readonly ReplayRecord[],
+    progress: ReadonlyMap<number, PartitionProgress>,
+  ): Promise<void> {
+    const producer = await this.#transactionalProducer().catch((error: unknown) => {
+      throw kafkaError(error, 'connecting the replay producer failed');
+    });
+    const transaction = await producer.transaction();
+    try {
+      if (records.length > 0) {
+        await transaction.send({
+          topic: this.#options.commandsTopic,
+          acks: -1,
+          messages: records.map((r) => ({ key: r.key, value: r.value, headers: { ...r.headers } })),
+        });
+      }
+      if (progress.size > 0) {
+        await transaction.sendOffsets({
+          consumerGroupId: this.#options.progressGroupId,
+          topics: [
+            {
+              topic: this.#options.deadLetterTopic,
+              // kafkajs passes `metadata` through to TxnOffsetCommit; its typings omit it.
+              partitions: [...progress].map(([partition, p]) => ({
+                partition,
+                offset: String(p.offset),
+                metadata: p.metadata,
+              })),
+            },
+          ],
+        });
+      }
+      await transaction.commit();
+    } catch (error: unknown) {
+      if (transaction.isActive()) await transaction.abort().catch(() => undefined);
+      // A fenced or broken producer cannot be reused.
+      this.#producer = undefined;
+      await producer.disconnect().catch(() => undefined);
+      throw kafkaError(error, 'committing the dead-letter replay failed');
+    }
+  }
+
+  async close(): Promise<void> {
+    const producer = this.#producer;
+    const admin = this.#admin;
+    this.#producer = undefined;
+    this.#admin = undefined;
+    await (await producer?.catch(() => undefined))?.disconnect();
+    await (await admin?.catch(() => undefined))?.disconnect();
+  }
+}

@@ -1,0 +1,37 @@
+/** Small adapters between kafkajs and ferry, shared by the modules of src/kafka/. */
+import type { IHeaders, LogEntry } from 'kafkajs';
+import { logLevel } from 'kafkajs';
+import type { Logger } from '../observability/logger.ts';
+
+/** Record headers as strings (kafkajs gives Buffers, strings or arrays of them). */
+export function headersOf(headers: IHeaders | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!headers) return out;
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    const first: unknown = Array.isArray(value) ? value[0] : value;
+    out[name] = Buffer.isBuffer(first) ? first.toString('utf8') : String(first ?? '');
+  }
+  return out;
+}
+
+// kafkajs warns about bounded retries on every idempotent producer. ferry's results go
+// through transactions (an aborted one leaves nothing behind) and callers of the status
+// producer retry on failure, so the warning says nothing actionable here.
+const quietWarnings = new Set([
+  'Limiting retries for the idempotent producer may invalidate EoS guarantees',
+]);
+
+/** Routes kafkajs log lines to a pino child of `logger`; kafkajs INFO goes to debug. */
+export function kafkaLogCreator(logger: Logger, component: string) {
+  const child = logger.child({ component });
+  return () =>
+    ({ level, log }: LogEntry) => {
+      const { message, timestamp: _timestamp, logger: _logger, ...fields } = log;
+      if (quietWarnings.has(message)) child.debug(fields, message);
+      else if (level === logLevel.ERROR) child.error(fields, message);
+      else if (level === logLevel.WARN) child.warn(fields, message);
+      else if (level === logLevel.INFO) child.debug(fields, message);
+      else child.trace(fields, message);
+    };
+}
