@@ -6,16 +6,19 @@ SHELL := /bin/bash
 NPM ?= npm
 STAMP := node_modules/.ferry-installed
 
-.PHONY: help install jars tools run test typecheck lint unit kafka-up kafka-down kafka-status kafka-clean emulator bench bench-quick proto clean
+.PHONY: help install jars tools run test typecheck lint unit chaos bench bench-quick proto \
+	emulator kafka-up kafka-down kafka-status kafka-clean clean
 
 help:
 	@echo "make run          start Kafka, the gateway emulator and ferry on loopback"
 	@echo "make test         install, type-check, lint and run every test against a real broker"
 	@echo "make kafka-up     start the local broker on 127.0.0.1:9092 (no-op when running)"
 	@echo "make kafka-down   stop it"
-	@echo "make proto        regenerate src/admin/gen from proto/ (buf, protoc-gen-es)"
+	@echo "make chaos        the full exactly-once chaos suite (kills, broker restart, faults, fuzzing)"
 	@echo "make bench        end-to-end benchmark vs a plain consumer (~3 min); report in .bench/"
 	@echo "make bench-quick  the same, 1 run and smaller loads (~1 min)"
+	@echo "make proto        regenerate src/admin/gen from proto/ (buf, protoc-gen-es)"
+	@echo "make emulator     the gateway emulator alone (EMULATOR_API_KEY required)"
 
 $(STAMP): package.json package-lock.json
 	$(NPM) ci --no-audit --no-fund
@@ -23,6 +26,7 @@ $(STAMP): package.json package-lock.json
 
 install: $(STAMP)
 
+# The Apache Kafka broker jars, resolved from Maven Central into .cache/ once.
 jars: $(STAMP)
 	$(NPM) run --silent kafka -- jars
 
@@ -36,39 +40,11 @@ typecheck: $(STAMP)
 lint: $(STAMP)
 	$(NPM) run --silent lint
 
-unit: $(STAMP)
-	$(NPM) run --silent test -- "test/**/*.test.ts"
-
 test: $(STAMP) tools jars typecheck lint
 	$(NPM) run --silent test
 
-kafka-up: $(STAMP)
-	$(NPM) run --silent kafka -- up
-
-kafka-down: $(STAMP)
-	$(NPM) run --silent kafka -- down
-
-kafka-status: $(STAMP)
-	$(NPM) run --silent kafka -- status
-
-kafka-bench: $(STAMP) jars
-	$(NPM) run --silent bench
-
-bench-quick: $(STAMP) jars
-	$(NPM) run --silent bench -- --quick
-
-# Regenerates src/admin/gen from proto/ (buf + protoc-gen-es); the output is checked in.
-proto: $(STAMP)
-	$(NPM) run --silent proto
-
-clean: $(STAMP)
-	$(NPM) run --silent kafka -- clean
-
-emulator: $(STAMP)
-	$(NPM) run --silent emulator
-
-run: $(STAMP) kafka-up
-	$(NPM) run --silent start
+chaos: $(STAMP) jars
+	$(NPM) run --silent chaos
 
 bench: $(STAMP) jars
 	$(NPM) run --silent bench
@@ -79,6 +55,24 @@ bench-quick: $(STAMP) jars
 # Regenerates src/admin/gen from proto/ (buf + protoc-gen-es); the output is checked in.
 proto: $(STAMP)
 	$(NPM) run --silent proto
+
+run: $(STAMP) jars kafka-up
+	$(NPM) run --silent local
+
+emulator: $(STAMP)
+	$(NPM) run --silent emulator
+
+kafka-up: $(STAMP)
+	$(NPM) run --silent kafka -- up
+
+kafka-down: $(STAMP)
+	$(NPM) run --silent kafka -- down
+
+kafka-status: $(STAMP)
+	$(NPM) run --silent kafka -- status
+
+kafka-clean: $(STAMP)
+	$(NPM) run --silent kafka -- clean
 
 clean:
 	rm -rf node_modules .run

@@ -290,8 +290,16 @@ async function runAdmin(
   }
 }
 
+// Other libraries' errors (kafkajs, node) may carry a numeric `code` too: a gRPC
+// error is the one with string `details` and `metadata`.
 function isServiceError(error: unknown): error is ServiceError {
-  return error instanceof Error && typeof (error as Partial<ServiceError>).code === 'number';
+  const candidate = error as Partial<ServiceError>;
+  return (
+    error instanceof Error &&
+    typeof candidate.code === 'number' &&
+    typeof candidate.details === 'string' &&
+    candidate.metadata !== undefined
+  );
 }
 
 /**
