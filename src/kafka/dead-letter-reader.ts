@@ -22,6 +22,8 @@ import { FerryError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import { headersOf, kafkaLogCreator } from './kafkajs-adapters.ts';
 
+const PROGRESS_VISIBLE_TIMEOUT_MS = 10_000;
+
 export interface DeadLetterReaderOptions {
   readonly brokers: readonly string[];
   /** Default `ferry-dlq-replay`. */
@@ -267,6 +269,31 @@ export class DeadLetterReader implements DeadLetterLog {
       this.#producer = undefined;
       await producer.disconnect().catch(() => undefined);
       throw kafkaError(error, 'committing the dead-letter replay failed');
+    }
+    await this.#untilVisible(progress);
+  }
+
+  /**
+   * EndTxn returns before the coordinator has written the commit markers, and an
+   * OffsetFetch without `require_stable` (kafkajs sends none) answers the previous
+   * offsets until then: the next replay must not start from those.
+   */
+  async #untilVisible(progress: ReadonlyMap<number, PartitionProgress>): Promise<void> {
+    const deadline = Date.now() + PROGRESS_VISIBLE_TIMEOUT_MS;
+    while (progress.size > 0) {
+      const seen = await this.progress();
+      const visible = [...progress].every(([partition, expected]) => {
+        const current = seen.get(partition);
+        return current?.offset === expected.offset && current.metadata === expected.metadata;
+      });
+      if (visible) return;
+      if (Date.now() > deadline) {
+        throw new FerryError(
+          'kafka',
+          'the dead-letter replay progress did not become visible in time',
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
 
