@@ -91,6 +91,8 @@ export const variables = {
   FERRY_KAFKA_SESSION_TIMEOUT_MS: v(integer(6_000, 300_000), 30_000),
   /** Bytes fetched per partition per request: bounds the commands in flight per partition. */
   FERRY_KAFKA_MAX_BYTES_PER_PARTITION: v(integer(1024, 64 * 1024 * 1024), 1024 * 1024),
+  /** Bytes of one fetch over all partitions: bounds what arrives at once, whatever the partition count. */
+  FERRY_KAFKA_MAX_FETCH_BYTES: v(integer(1024, 256 * 1024 * 1024), 4 * 1024 * 1024),
   FERRY_TOPIC_PARTITIONS: v(integer(1, 10_000), 6),
   FERRY_TOPIC_REPLICATION_FACTOR: v(integer(1, 10), 1),
   FERRY_API_KEY: required(text, true),

@@ -70,6 +70,41 @@ function inbound(topic: string, partition: number, message: KafkaMessage): Inbou
   };
 }
 
+/**
+ * Bytes of records per produce request at most. kafkajs writes all records of a
+ * partition in one request as one record batch, and the broker refuses a batch over
+ * `max.message.bytes` (1 MiB by default): a fetched batch of thousands of commands
+ * yields more results than that, so they go in several requests.
+ */
+const MAX_PRODUCE_REQUEST_BYTES = 512 * 1024;
+
+function sizeOf(value: string | Buffer | null): number {
+  if (value === null) return 0;
+  return typeof value === 'string' ? Buffer.byteLength(value) : value.length;
+}
+
+/** Splits records into consecutive groups of at most MAX_PRODUCE_REQUEST_BYTES (a larger record alone). */
+export function produceChunks(records: readonly OutboundRecord[]): OutboundRecord[][] {
+  const chunks: OutboundRecord[][] = [];
+  let current: OutboundRecord[] = [];
+  let bytes = 0;
+  for (const record of records) {
+    let size = sizeOf(record.key) + sizeOf(record.value) + 64;
+    for (const [name, value] of Object.entries(record.headers ?? {})) {
+      size += name.length + sizeOf(value);
+    }
+    if (current.length > 0 && bytes + size > MAX_PRODUCE_REQUEST_BYTES) {
+      chunks.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(record);
+    bytes += size;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}
+
 function toKafkaMessages(records: readonly OutboundRecord[]) {
   const byTopic = new Map<
     string,
@@ -109,7 +144,9 @@ export class RecordProducer {
   async send(records: readonly OutboundRecord[]): Promise<void> {
     if (records.length === 0) return;
     try {
-      await this.#producer.sendBatch({ acks: -1, topicMessages: toKafkaMessages(records) });
+      for (const chunk of produceChunks(records)) {
+        await this.#producer.sendBatch({ acks: -1, topicMessages: toKafkaMessages(chunk) });
+      }
     } catch (error: unknown) {
       throw kafkaError(error, 'producing records failed');
     }
@@ -144,8 +181,8 @@ export class TransactionalProducer {
   ): Promise<void> {
     const transaction = await this.#producer.transaction();
     try {
-      if (records.length > 0) {
-        await transaction.sendBatch({ acks: -1, topicMessages: toKafkaMessages(records) });
+      for (const chunk of produceChunks(records)) {
+        await transaction.sendBatch({ acks: -1, topicMessages: toKafkaMessages(chunk) });
       }
       await transaction.sendOffsets({
         consumerGroupId: groupId,
@@ -186,8 +223,17 @@ export interface BatchConsumerOptions {
   readonly partitionsConsumedConcurrently?: number;
   /** Bytes fetched per partition per request; bounds memory per batch. Default 1 MiB. */
   readonly maxBytesPerPartition?: number;
+  /** Bytes of one fetch response over all partitions. Default 4 MiB. */
+  readonly maxBytes?: number;
   readonly sessionTimeoutMs?: number;
+  /**
+   * Longest wait of a fetch for new records. kafkajs also sleeps this long when every
+   * partition is paused, so it bounds how soon fetching restarts after a pause. Default 250.
+   */
+  readonly fetchMaxWaitMs?: number;
   readonly onBatch: (batch: RecordBatch) => Promise<BatchVerdict>;
+  /** A rebalance started: partitions may be taken away. */
+  readonly onRebalancing?: () => void;
   /** The partitions of the topic this member owns, after each rebalance. */
   readonly onAssignment?: (partitions: readonly number[]) => void;
   /** The consumer stopped for good (kafkajs gave up restarting it). */
@@ -213,6 +259,7 @@ export class BatchConsumer {
     consumer.on(consumer.events.CRASH, (event) => {
       if (!event.payload.restart) options.onCrash?.(event.payload.error);
     });
+    consumer.on(consumer.events.REBALANCING, () => options.onRebalancing?.());
   }
 
   get assignedPartitions(): readonly number[] {
@@ -441,6 +488,8 @@ export class KafkaClient {
       sessionTimeout: options.sessionTimeoutMs ?? 30_000,
       heartbeatInterval: 3_000,
       maxBytesPerPartition: options.maxBytesPerPartition ?? 1024 * 1024,
+      maxWaitTimeInMs: options.fetchMaxWaitMs ?? 250,
+      maxBytes: options.maxBytes ?? 4 * 1024 * 1024,
       readUncommitted: false,
       retry: { retries: 8 },
     });

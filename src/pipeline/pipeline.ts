@@ -72,6 +72,8 @@ export interface PipelineOptions {
   readonly partitionsConsumedConcurrently?: number;
   /** Bytes fetched per partition per request. Default 1 MiB. */
   readonly maxBytesPerPartition?: number;
+  /** Bytes of one fetch over all partitions. Default 4 MiB. */
+  readonly maxBytes?: number;
   readonly sessionTimeoutMs?: number;
   /** The consumer stopped for good: the process should exit non-zero so its supervisor restarts it. */
   readonly onCrash: (error: Error) => void;
@@ -111,7 +113,12 @@ export class Pipeline implements PipelineControl {
   readonly #doubt = new Map<number, SendIntent>();
   /** Partitions whose intent left by an earlier owner was already read in this assignment. */
   readonly #checkedTakeover = new Set<number>();
-  #brokerIntents: Promise<Map<number, SendIntent>> | undefined;
+  /**
+   * Bumped when a rebalance starts: batches of an older generation stop sending and
+   * retrying (they are read again), so a member that may lose its partitions does not
+   * go on sending what the next owner will look up.
+   */
+  #generation = 0;
   readonly #reader: CommandReaderOptions;
 
   constructor(options: PipelineOptions) {
@@ -159,11 +166,16 @@ export class Pipeline implements PipelineControl {
       topic: topics.commands,
       partitionsConsumedConcurrently: this.#options.partitionsConsumedConcurrently ?? 16,
       maxBytesPerPartition: this.#options.maxBytesPerPartition ?? 1024 * 1024,
+      ...(this.#options.maxBytes ? { maxBytes: this.#options.maxBytes } : {}),
       ...(this.#options.sessionTimeoutMs
         ? { sessionTimeoutMs: this.#options.sessionTimeoutMs }
         : {}),
       onBatch: (batch) => this.#handleBatch(batch),
       onAssignment: (partitions) => this.#assigned(partitions),
+      onRebalancing: () => {
+        this.#generation += 1;
+        this.#log.info('rebalance started: batches in progress stop sending');
+      },
       onCrash: (error) => {
         this.#options.metrics.consumerCrashes.inc();
         this.#options.onCrash(error);
@@ -244,20 +256,27 @@ export class Pipeline implements PipelineControl {
     }, HEARTBEAT_INTERVAL_MS);
     this.#track(batch.records.length);
     try {
-      return await this.#process(batch, first.offset, last.offset);
+      return await this.#process(batch, this.#generation);
     } finally {
       clearInterval(heartbeat);
       this.#track(-batch.records.length);
     }
   }
 
-  async #process(
-    batch: RecordBatch,
-    firstOffset: string,
-    lastOffset: string,
-  ): Promise<BatchVerdict> {
-    const doubt = await this.#inDoubt(batch.partition);
-    const commands = batch.records.map((record) => readCommand(record, this.#reader));
+  async #process(batch: RecordBatch, generation: number): Promise<BatchVerdict> {
+    let inbound = batch.records;
+    if (!this.#checkedTakeover.has(batch.partition)) {
+      const { committed } = await this.#takeOver(batch.partition);
+      // kafkajs may have read the group offset before the previous owner's last commit.
+      if (committed !== undefined) inbound = inbound.filter((r) => BigInt(r.offset) >= committed);
+    }
+    const first = inbound[0];
+    const last = inbound[inbound.length - 1];
+    if (!first || !last) return 'done';
+    const firstOffset = first.offset;
+    const lastOffset = last.offset;
+    const doubt = this.#doubt.get(batch.partition);
+    const commands = inbound.map((record) => readCommand(record, this.#reader));
     incEach(
       this.#options.metrics.commandsConsumed,
       commands.map((command) => ({ transport: command.transport })),
@@ -284,8 +303,9 @@ export class Pipeline implements PipelineControl {
       this.#doubt.set(batch.partition, intent);
       intentMs = performance.now() - startedMs;
     }
+    const isCurrent = () => batch.isCurrent() && this.#generation === generation;
     const pending = commands.map((command) =>
-      this.#send(command, isInDoubt(command.record.offset), batch),
+      this.#send(command, isInDoubt(command.record.offset), isCurrent),
     );
     if (this.#lifecycle === 'stopping') this.#batcher.flushAll();
     const outcomes = await Promise.all(pending);
@@ -334,35 +354,26 @@ export class Pipeline implements PipelineControl {
   }
 
   /**
-   * The range of this partition that may have reached the gateway without a
-   * committed result: known in memory, or, first after taking the partition over,
-   * read from the group's committed offset. A range left by another replica is
-   * looked up only once its sends can no longer be in flight.
+   * What this replica must know about a partition before its first batch in an
+   * assignment, read only after its transactional producer is initialised: that
+   * fences the previous owner (a zombie can no longer commit) and completes its
+   * pending transaction, so the group offset read next is final (issue 8).
+   * Returns the committed offset and the send intent the previous owner left, which
+   * is looked up only once its sends can no longer be in flight.
    */
-  async #inDoubt(partition: number): Promise<SendIntent | undefined> {
-    const known = this.#doubt.get(partition);
-    if (known) return known;
-    if (this.#checkedTakeover.has(partition)) return undefined;
-    this.#brokerIntents ??= this.#options.kafka
-      .committedOffsets(this.#options.groupId, this.#options.topics.commands)
-      .then(
-        (offsets) =>
-          new Map(
-            [...offsets].flatMap(([p, o]) => {
-              const intent = decodeSendIntent(o.metadata);
-              return intent && BigInt(intent.untilOffset) >= BigInt(o.offset) ? [[p, intent]] : [];
-            }),
-          ),
-      );
-    let intent: SendIntent | undefined;
-    try {
-      intent = (await this.#brokerIntents).get(partition);
-    } catch (error: unknown) {
-      this.#brokerIntents = undefined;
-      throw error;
-    }
+  async #takeOver(partition: number): Promise<{ committed: bigint | undefined }> {
+    await this.#producer(partition);
+    const offsets = await this.#options.kafka.committedOffsets(
+      this.#options.groupId,
+      this.#options.topics.commands,
+    );
+    const current = offsets.get(partition);
+    const committed = current && /^\d+$/.test(current.offset) ? BigInt(current.offset) : undefined;
+    const intent = decodeSendIntent(current?.metadata);
     this.#checkedTakeover.add(partition);
-    if (!intent) return undefined;
+    if (!intent || committed === undefined || BigInt(intent.untilOffset) < committed) {
+      return { committed };
+    }
     const waitMs = intent.atMs + this.#options.inDoubtSettleMs - Date.now();
     this.#log.warn(
       { partition, untilOffset: intent.untilOffset, waitMs: Math.max(0, waitMs) },
@@ -370,10 +381,14 @@ export class Pipeline implements PipelineControl {
     );
     if (waitMs > 0) await sleep(waitMs);
     this.#doubt.set(partition, intent);
-    return intent;
+    return { committed };
   }
 
-  #send(command: Command, inDoubt: boolean, batch: RecordBatch): Promise<SendOutcome | undefined> {
+  #send(
+    command: Command,
+    inDoubt: boolean,
+    isCurrent: () => boolean,
+  ): Promise<SendOutcome | undefined> {
     if (command.kind === 'invalid') return Promise.resolve(undefined);
     return new Promise((settle) => {
       this.#batcher.add(command.transport, {
@@ -381,7 +396,7 @@ export class Pipeline implements PipelineControl {
         id: command.id,
         reconcilable: isReconcilable(command.type, command.id),
         inDoubt,
-        isCurrent: () => batch.isCurrent(),
+        isCurrent,
         settle,
       });
     });
@@ -431,6 +446,11 @@ export class Pipeline implements PipelineControl {
     for (let attempt = 1; attempt <= COMMIT_ATTEMPTS; attempt += 1) {
       try {
         const producer = await this.#producer(batch.partition);
+        // A transaction whose answer was lost may have committed: the new producer's
+        // initialisation completed it, so the group offset now tells (issue 8).
+        if (attempt > 1 && (await this.#alreadyCommitted(batch.partition, offset, metadata))) {
+          return true;
+        }
         await producer.commit(records, this.#options.groupId, offsets);
         return true;
       } catch (error: unknown) {
@@ -451,6 +471,20 @@ export class Pipeline implements PipelineControl {
       }
     }
     return false;
+  }
+
+  async #alreadyCommitted(
+    partition: number,
+    offset: string,
+    metadata: string | null,
+  ): Promise<boolean> {
+    const committed = (
+      await this.#options.kafka.committedOffsets(
+        this.#options.groupId,
+        this.#options.topics.commands,
+      )
+    ).get(partition);
+    return committed?.offset === offset && (committed.metadata ?? null) === metadata;
   }
 
   #producer(partition: number): Promise<TransactionalProducer> {
@@ -480,7 +514,6 @@ export class Pipeline implements PipelineControl {
   #assigned(partitions: readonly number[]): void {
     const owned = new Set(partitions);
     // What the group coordinator says about partitions is read again after every rebalance.
-    this.#brokerIntents = undefined;
     this.#checkedTakeover.clear();
     for (const partition of [...this.#doubt.keys()]) {
       if (!owned.has(partition)) this.#doubt.delete(partition);

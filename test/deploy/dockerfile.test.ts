@@ -70,7 +70,12 @@ test('the process runs as a numeric non-root user and receives SIGTERM directly'
   assert.match(user, /^[1-9]\d*:[1-9]\d*$/, 'numeric uid:gid so runAsNonRoot can verify it');
   const entrypoint = runtime?.body.find((i) => i.keyword === 'ENTRYPOINT')?.args ?? '';
   const argv = JSON.parse(entrypoint) as string[];
-  assert.deepEqual(argv, ['node', '--disable-warning=TimeoutNegativeWarning', 'src/main.ts']);
+  assert.deepEqual(argv, [
+    'node',
+    '--disable-warning=TimeoutNegativeWarning',
+    '--max-semi-space-size=8',
+    'src/main.ts',
+  ]);
   const start = (
     JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
       scripts: { start: string };

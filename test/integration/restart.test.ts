@@ -96,8 +96,13 @@ test('kill -9 mid-stream loses no command and commits no second result', async (
   const first = spawnFerry(t, env);
   await waitForLog(first, 'ferry is running');
   await sleep(700);
+  // Kill while an envelope is at the gateway: processed there, its answer not back yet.
+  emulator.setKnobs({ slowAnswerRate: 1, slowAnswerMs: 3_000 });
+  const requestsBefore = emulator.stats().requests;
+  while (emulator.stats().requests === requestsBefore) await sleep(5);
   first.child.kill('SIGKILL');
   await first.exited();
+  emulator.setKnobs({ slowAnswerRate: 0 });
 
   const second = spawnFerry(t, env);
   await waitForLog(second, 'ferry is running');
