@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { type OutboundRecord, produceChunks } from '../../src/kafka/kafka-client.ts';
 
-const record = (bytes: number): OutboundRecord => ({ topic: 't', key: 'k', value: 'x'.repeat(bytes) });
+const record = (bytes: number): OutboundRecord => ({
+  topic: 't',
+  key: 'k',
+  value: 'x'.repeat(bytes),
+});
 
 test('records are split so no produce request exceeds half a MiB, in order', () => {
   const records = Array.from({ length: 5_000 }, () => record(300));
