@@ -6,6 +6,7 @@
  * in deploy/ use these names, and test/deploy checks that every name they use exists.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { isOperationType } from '../contract/index.ts';
 
 /** How ferry reached the gateway (DESIGN.md: FERRY_TRANSPORT). */
 export type TransportLabel = 'sync' | 'async';
@@ -267,31 +268,7 @@ export function boundedStatusLabel(status: unknown): string {
   return knownStatuses.includes(upper) ? upper : 'other';
 }
 
-/** Operation types of the spec (spec: Endpoints, Operation types). */
-export const knownOperationTypes: readonly string[] = [
-  'balance',
-  'call/otp',
-  'hlr',
-  'pipeline',
-  'rcs',
-  'rcs+sms',
-  'rcs+viber+sms',
-  'sender',
-  'sms',
-  'status',
-  'telegram',
-  'template/create',
-  'template/delete',
-  'template/list',
-  'template/viber/create',
-  'template/viber/delete',
-  'template/viber/list',
-  'viber',
-  'viber+sms',
-  'voice',
-];
-
 /** A command `type` as a bounded label: an operation type of the spec, else `unknown`. */
 export function boundedTypeLabel(type: unknown): string {
-  return typeof type === 'string' && knownOperationTypes.includes(type) ? type : 'unknown';
+  return isOperationType(type) ? type : 'unknown';
 }

@@ -9,7 +9,7 @@
  * topic keyed by group, topic and partition) always says which range of a
  * partition may have reached the gateway without a committed result.
  */
-import type { OperationType } from '../contract/index.ts';
+import { type OperationType, sendOperationTypes } from '../contract/index.ts';
 
 export interface SendIntent {
   /** Last offset of the range being sent; the range starts at the committed offset. */
@@ -43,15 +43,8 @@ export function decodeSendIntent(metadata: string | null | undefined): SendInten
  * before a resend; lookups and template calls are sent again as they are.
  */
 export const reconcilableTypes: ReadonlySet<OperationType> = new Set<OperationType>([
-  'sms',
-  'viber',
-  'viber+sms',
-  'rcs',
-  'rcs+sms',
-  'rcs+viber+sms',
-  'telegram',
-  'voice',
-  'pipeline',
+  ...sendOperationTypes,
+  // Places a call; the gateway's status record knows it by id like any send.
   'call/otp',
 ]);
 

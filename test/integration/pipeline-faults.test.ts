@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { FIXTURE_PHONE, FIXTURE_SENDER } from '../fixtures/operations.ts';
+import { smsOperation } from '../fixtures/operations.ts';
 import {
   command,
   produce,
@@ -11,13 +11,7 @@ import {
   TEST_API_KEY,
 } from '../helpers/ferry.ts';
 
-const sms = (id: number) => ({
-  type: 'sms',
-  id,
-  phone: FIXTURE_PHONE,
-  sms_message: `message ${id}`,
-  sms_signature: FIXTURE_SENDER,
-});
+const sms = (id: number) => smsOperation(id);
 
 const faults = [
   { knob: 'http500Rate', name: 'HTTP 500' },

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { operationTypes } from '../../src/contract/index.ts';
-import { FIXTURE_PHONE, FIXTURE_SENDER, validOperations } from '../fixtures/operations.ts';
+import { FIXTURE_PHONE, smsOperation, validOperations } from '../fixtures/operations.ts';
 import { command, produce, readRecords, startEmulator, startFerry } from '../helpers/ferry.ts';
 
 test('every operation type goes through ferry and gets exactly one result', async (t) => {
@@ -55,14 +55,7 @@ test('one envelope mixing valid, invalid and Alpha-name commands gets every resu
     FERRY_TOPIC_PARTITIONS: '1',
     FERRY_BATCH_LINGER_MS: '200',
   });
-  const sms = (id: number, extra: Record<string, unknown> = {}) => ({
-    type: 'sms',
-    id,
-    phone: FIXTURE_PHONE,
-    sms_message: `hello ${id}`,
-    sms_signature: FIXTURE_SENDER,
-    ...extra,
-  });
+  const sms = smsOperation;
   const topic = ferry.topics.commands;
   await produce(t, [
     command(topic, sms(1)),

@@ -1,16 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { FIXTURE_PHONE, FIXTURE_SENDER } from '../fixtures/operations.ts';
+import { smsOperation } from '../fixtures/operations.ts';
 import { command, produce, readRecords, startEmulator, startFerry } from '../helpers/ferry.ts';
 
-const sms = (id: number) => ({
-  type: 'sms',
-  id,
-  phone: FIXTURE_PHONE,
-  sms_message: `message ${id}`,
-  sms_signature: FIXTURE_SENDER,
-});
+const sms = (id: number) => smsOperation(id);
 
 async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { FIXTURE_PHONE, FIXTURE_SENDER } from '../fixtures/operations.ts';
+import { smsOperation } from '../fixtures/operations.ts';
 import {
   command,
   produce,
@@ -12,13 +12,7 @@ import {
 } from '../helpers/ferry.ts';
 import { spawnFerry, waitForLog } from '../helpers/ferry-process.ts';
 
-const sms = (id: number) => ({
-  type: 'sms',
-  id,
-  phone: FIXTURE_PHONE,
-  sms_message: `message ${id}`,
-  sms_signature: FIXTURE_SENDER,
-});
+const sms = (id: number) => smsOperation(id);
 
 function assertExactlyOnePerCommand(keys: readonly string[], ids: readonly number[]): void {
   const counts = new Map<string, number>();

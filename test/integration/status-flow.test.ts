@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { freePort } from '../../tools/kafka/broker.ts';
-import { FIXTURE_PHONE, FIXTURE_SENDER } from '../fixtures/operations.ts';
+import { smsOperation } from '../fixtures/operations.ts';
 import { command, produce, readRecords, startEmulator, startFerry } from '../helpers/ferry.ts';
 
 // Issue 5: command → result (msg_id or request_id) → gateway callback → status event.
@@ -14,13 +14,7 @@ test('a sent command ends as a result and then a status event, sync and async', 
     FERRY_CALLBACK_PUBLIC_URL: publicUrl,
     FERRY_CALLBACK_TOKEN: 'status-flow-token',
   });
-  const sms = (id: number) => ({
-    type: 'sms',
-    id,
-    phone: FIXTURE_PHONE,
-    sms_message: `message ${id}`,
-    sms_signature: FIXTURE_SENDER,
-  });
+  const sms = (id: number) => smsOperation(id);
   await produce(t, [
     command(ferry.topics.commands, sms(901)),
     command(ferry.topics.commands, sms(902), { 'ferry-transport': 'async' }),
