@@ -92,6 +92,18 @@ export function readCommand(record: InboundRecord, options: CommandReaderOptions
   if (!checked.ok) {
     return invalid(record, transport, checked.message, checked.rule, false, operation);
   }
+  if (typeof operation.id === 'number' && Math.abs(operation.id) > Number.MAX_SAFE_INTEGER) {
+    // Not a gateway rule: JSON parsers (ferry's too) lose the last digits of larger
+    // numbers, so two commands could share an id and a status lookup find the wrong one.
+    return invalid(
+      record,
+      transport,
+      'id: must be at most 9007199254740991 (2^53 - 1); larger numbers lose digits when parsed',
+      'range',
+      false,
+      operation,
+    );
+  }
   if (!options.transports.has(transport)) {
     return invalid(
       record,

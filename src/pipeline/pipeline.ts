@@ -119,6 +119,8 @@ export class Pipeline implements PipelineControl {
    * go on sending what the next owner will look up.
    */
   #generation = 0;
+  /** Per partition: settles when its batch in progress is finished. */
+  readonly #partitionTurns = new Map<number, Promise<void>>();
   readonly #reader: CommandReaderOptions;
 
   constructor(options: PipelineOptions) {
@@ -255,9 +257,22 @@ export class Pipeline implements PipelineControl {
       batch.heartbeat().catch(() => undefined);
     }, HEARTBEAT_INTERVAL_MS);
     this.#track(batch.records.length);
+    // One batch of a partition at a time, across rebalances too: a batch of an older
+    // generation may still be committing through the partition's transactional producer.
+    const previous = this.#partitionTurns.get(batch.partition) ?? Promise.resolve();
+    let done: () => void = () => undefined;
+    const turn = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    this.#partitionTurns.set(batch.partition, turn);
     try {
+      await previous;
       return await this.#process(batch, this.#generation);
     } finally {
+      done();
+      if (this.#partitionTurns.get(batch.partition) === turn) {
+        this.#partitionTurns.delete(batch.partition);
+      }
       clearInterval(heartbeat);
       this.#track(-batch.records.length);
     }

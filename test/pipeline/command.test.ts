@@ -86,3 +86,15 @@ test('prepare may add fields; the command is then serialized again', () => {
     'https://ferry.example.com/callbacks/t',
   );
 });
+
+test('ids beyond 2^53 are refused: they would collide once parsed', () => {
+  const text = JSON.stringify(validOperations.sms).replace(/"id":\d+/, '"id":9007199254740993');
+  const command = readCommand(record(text), options);
+  assert.equal(command.kind, 'invalid');
+  assert.match(
+    command.kind === 'invalid' ? command.error : '',
+    /^id: must be at most 9007199254740991/,
+  );
+  const safe = JSON.stringify({ ...validOperations.sms, id: Number.MAX_SAFE_INTEGER });
+  assert.equal(readCommand(record(safe), options).kind, 'valid');
+});

@@ -1,0 +1,226 @@
+/**
+ * The chaos run's own Kafka access (kafkajs directly, as tools/kafka does): topic
+ * set-up, producing the planned records, the group's lag, and reading a topic back
+ * at read_committed to count what ferry committed.
+ */
+import { Kafka, logLevel, type Producer } from 'kafkajs';
+import type { PlannedRecord } from './command-mix.ts';
+
+function client(brokers: string, clientId: string): Kafka {
+  return new Kafka({
+    clientId,
+    brokers: brokers.split(','),
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: 3000,
+    retry: { initialRetryTime: 300, retries: 10 },
+  });
+}
+
+/** Creates the topics with `partitions` partitions (and topic configs), before ferry starts. */
+export async function createTopics(
+  brokers: string,
+  topics: readonly string[],
+  partitions: number,
+  config: Readonly<Record<string, string>> = {},
+): Promise<void> {
+  const admin = client(brokers, 'ferry-chaos-admin').admin();
+  await admin.connect();
+  try {
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: topics.map((topic) => ({
+        topic,
+        numPartitions: partitions,
+        replicationFactor: 1,
+        configEntries: Object.entries(config).map(([name, value]) => ({ name, value })),
+      })),
+    });
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+const LARGE_VALUE_BYTES = 64 * 1024;
+
+/** Produces planned records (idempotent, acks from all in-sync replicas). */
+export class PlannedProducer {
+  readonly #producer: Producer;
+  #connected = false;
+
+  constructor(brokers: string) {
+    this.#producer = client(brokers, 'ferry-chaos-producer').producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+    });
+  }
+
+  async send(topic: string, records: readonly PlannedRecord[]): Promise<void> {
+    if (!this.#connected) {
+      await this.#producer.connect();
+      this.#connected = true;
+    }
+    // A record batch must stay under the topic's 1 MB limit: large values go one per request.
+    const large = records.filter((r) => (r.value?.length ?? 0) > LARGE_VALUE_BYTES);
+    const small = records.filter((r) => (r.value?.length ?? 0) <= LARGE_VALUE_BYTES);
+    for (const group of [small, ...large.map((r) => [r])]) {
+      if (group.length > 0) await this.#sendGroup(topic, group);
+    }
+  }
+
+  async #sendGroup(topic: string, records: readonly PlannedRecord[]): Promise<void> {
+    await this.#producer.send({
+      topic,
+      acks: -1,
+      messages: records.map((r) => ({
+        key: r.key,
+        value: r.value,
+        ...(r.headers ? { headers: { ...r.headers } } : {}),
+      })),
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#connected) await this.#producer.disconnect().catch(() => undefined);
+    this.#connected = false;
+  }
+}
+
+/**
+ * Tries to produce one record and reports what the producer or broker said; used
+ * to show that a value past the topic's max.message.bytes never reaches ferry.
+ */
+export async function tryProduceOnce(
+  brokers: string,
+  topic: string,
+  key: string,
+  value: Buffer,
+): Promise<{ accepted: boolean; error?: string }> {
+  const producer = new Kafka({
+    clientId: 'ferry-chaos-oversize',
+    brokers: brokers.split(','),
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 1 },
+  }).producer();
+  await producer.connect();
+  try {
+    await producer.send({ topic, acks: -1, messages: [{ key, value }] });
+    return { accepted: true };
+  } catch (error: unknown) {
+    return { accepted: false, error: error instanceof Error ? error.message : String(error) };
+  } finally {
+    await producer.disconnect().catch(() => undefined);
+  }
+}
+
+/**
+ * The group's total lag on `topic` (end offset minus committed offset, summed over
+ * partitions; a partition without a committed offset counts in full), or the
+ * error text when Kafka does not answer.
+ */
+export async function groupLag(
+  brokers: string,
+  groupId: string,
+  topic: string,
+): Promise<number | string> {
+  const admin = client(brokers, 'ferry-chaos-lag').admin();
+  try {
+    await admin.connect();
+    const [ends, committed] = await Promise.all([
+      admin.fetchTopicOffsets(topic),
+      admin.fetchOffsets({ groupId, topics: [topic] }),
+    ]);
+    const byPartition = new Map(
+      (committed[0]?.partitions ?? []).map((p) => [p.partition, BigInt(p.offset)]),
+    );
+    let lag = 0n;
+    for (const end of ends) {
+      const at = byPartition.get(end.partition) ?? -1n;
+      const from = at < 0n ? BigInt(end.low) : at;
+      lag += BigInt(end.high) - from;
+    }
+    return Number(lag);
+  } catch (error: unknown) {
+    return error instanceof Error ? error.message : String(error);
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+}
+
+/** Records in a topic without transactions (end minus start, summed over partitions). */
+export async function recordCount(brokers: string, topic: string): Promise<number> {
+  const admin = client(brokers, 'ferry-chaos-count').admin();
+  await admin.connect();
+  try {
+    const offsets = await admin.fetchTopicOffsets(topic);
+    return offsets.reduce((sum, o) => sum + Number(BigInt(o.high) - BigInt(o.low)), 0);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+export interface ReadBack {
+  readonly key: string;
+  readonly value: Buffer | null;
+  readonly headers: Record<string, string>;
+}
+
+/**
+ * Reads a topic from the start at read_committed until `enough(records)` holds,
+ * then `settleMs` more so a record committed twice would be read as well.
+ * @throws Error after `timeoutMs` when `enough` never held.
+ */
+export async function readTopic(
+  brokers: string,
+  topic: string,
+  enough: (records: readonly ReadBack[]) => boolean,
+  { timeoutMs, settleMs }: { timeoutMs: number; settleMs: number },
+): Promise<ReadBack[]> {
+  const consumer = client(brokers, 'ferry-chaos-reader').consumer({
+    groupId: `ferry-chaos-reader-${process.pid}-${Date.now()}-${Math.random()}`,
+    readUncommitted: false,
+    maxBytesPerPartition: 4 * 1024 * 1024,
+    maxWaitTimeInMs: 200,
+  });
+  const records: ReadBack[] = [];
+  let finish: () => void = () => undefined;
+  const done = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+  if (enough(records)) finish();
+  await consumer.connect();
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachBatch: async ({ batch }) => {
+        for (const message of batch.messages) {
+          const headers: Record<string, string> = {};
+          for (const [name, value] of Object.entries(message.headers ?? {})) {
+            if (value !== undefined)
+              headers[name] = String(Array.isArray(value) ? value[0] : value);
+          }
+          records.push({ key: message.key?.toString('utf8') ?? '', value: message.value, headers });
+        }
+        if (enough(records)) finish();
+      },
+    });
+    await Promise.race([
+      done,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () =>
+            reject(
+              new Error(`reading ${topic}: only ${records.length} records after ${timeoutMs} ms`),
+            ),
+          timeoutMs,
+        );
+      }),
+    ]);
+    await new Promise((r) => setTimeout(r, settleMs));
+  } finally {
+    clearTimeout(timer);
+    await consumer.disconnect().catch(() => undefined);
+  }
+  return [...records];
+}

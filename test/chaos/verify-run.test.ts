@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { ReadBack } from './chaos-kafka.ts';
+import type { PlannedRecord } from './command-mix.ts';
+import { type VerifyInput, verifyRun } from './verify-run.ts';
+
+const planned = (key: string, extra: Partial<PlannedRecord> = {}): PlannedRecord => ({
+  key,
+  value: Buffer.from('{}'),
+  label: 'sms',
+  expectDeadLetter: false,
+  reconcilableId: key,
+  ...extra,
+});
+const result = (key: string, value: Record<string, unknown>): ReadBack => ({
+  key,
+  value: Buffer.from(JSON.stringify(value)),
+  headers: {},
+});
+
+function input(overrides: Partial<VerifyInput>): VerifyInput {
+  const plan = [
+    planned('1'),
+    planned('2'),
+    planned('fuzz-0', { expectDeadLetter: true, label: 'random bytes' }),
+  ];
+  delete (plan[2] as { reconcilableId?: string }).reconcilableId;
+  return {
+    plan,
+    producedRecords: 3,
+    results: [
+      result('1', { success: true, stage: 'upstream' }),
+      result('2', { success: true, stage: 'upstream', reconciled: true }),
+      result('fuzz-0', { success: false, stage: 'validation' }),
+    ],
+    deadLetters: [{ key: 'fuzz-0', value: Buffer.from([0xff]), headers: {} }],
+    sendsById: { '1': 1, '2': 1 },
+    emulatorFaults: {},
+    emulatorRequests: 2,
+    drainMs: 100,
+    drainMsAfterLastRecord: 50,
+    unexpectedExits: [],
+    brokerDownWindows: [],
+    replicaStarts: 2,
+    faults: [],
+    seed: 1,
+    ...overrides,
+  };
+}
+
+test('a clean run has no violation and counts reconciled results', () => {
+  const { violations, figures } = verifyRun(input({}));
+  assert.deepEqual(violations, []);
+  assert.equal(figures.reconciled, 1);
+  assert.equal(figures.deadLetters, 1);
+});
+
+test('a second result, a missing one, a second send and a success never sent are each a violation', () => {
+  const base = input({});
+  const { violations } = verifyRun({
+    ...base,
+    results: [...base.results.filter((r) => r.key !== 'fuzz-0'), result('1', { success: true })],
+    sendsById: { '1': 2 },
+  });
+  assert.equal(violations.length, 4, violations.join('\n'));
+  assert.match(violations.join('\n'), /more than one result: 1/);
+  assert.match(violations.join('\n'), /no result: fuzz-0/);
+  assert.match(violations.join('\n'), /more than once: 1×2/);
+  assert.match(violations.join('\n'), /never accepted: 2/);
+});
+
+test('a replica exiting on its own away from a broker outage is a violation; during one it is not', () => {
+  const exit = { replica: 'replica-1', code: 70, atMs: 10_000 };
+  assert.equal(verifyRun(input({ unexpectedExits: [exit] })).violations.length, 1);
+  const during = input({
+    unexpectedExits: [exit],
+    brokerDownWindows: [{ fromMs: 9_000, toMs: 9_500 }],
+  });
+  assert.deepEqual(verifyRun(during).violations, []);
+});
+
+test('an unreadable record without its dead letter is a violation', () => {
+  const { violations } = verifyRun(input({ deadLetters: [] }));
+  assert.equal(violations.length, 2, violations.join('\n'));
+  assert.match(violations[0] ?? '', /without exactly one dead letter: fuzz-0 \(random bytes\)/);
+});
+
+test('a command refused by the contract that reached the gateway anyway is a violation', () => {
+  const base = input({});
+  const { violations } = verifyRun({
+    ...base,
+    results: [
+      base.results[0] as ReadBack,
+      result('2', { success: false, stage: 'validation' }),
+      base.results[2] as ReadBack,
+    ],
+  });
+  assert.deepEqual(violations, ['1 commands refused by the contract reached the gateway: 2']);
+});

@@ -1,0 +1,220 @@
+/**
+ * The checks of a chaos run, on what was read back from Kafka and what the emulator
+ * accepted: one committed result per record, no send accepted twice for an id, no
+ * success claimed for a send the gateway never got, a dead letter for each
+ * unreadable record, and ferry never exiting on its own outside a broker outage.
+ */
+import type { ReadBack } from './chaos-kafka.ts';
+import type { PlannedRecord } from './command-mix.ts';
+import type { UnexpectedExit } from './ferry-replicas.ts';
+
+export interface VerifyInput {
+  readonly plan: readonly PlannedRecord[];
+  /** Records in the commands topic at the end (end minus start offsets). */
+  readonly producedRecords: number;
+  readonly results: readonly ReadBack[];
+  readonly deadLetters: readonly ReadBack[];
+  readonly sendsById: Readonly<Record<string, number>>;
+  readonly emulatorFaults: Readonly<Record<string, number>>;
+  readonly emulatorRequests: number;
+  /** From the last fault to a drained lag; undefined when it never drained. */
+  readonly drainMs: number | undefined;
+  /** From the last command produced to a drained lag. */
+  readonly drainMsAfterLastRecord: number | undefined;
+  readonly unexpectedExits: readonly UnexpectedExit[];
+  readonly brokerDownWindows: readonly { fromMs: number; toMs: number }[];
+  readonly replicaStarts: number;
+  readonly faults: readonly string[];
+  readonly seed: number;
+  readonly oversize?: { bytes: number; accepted: boolean; error?: string };
+}
+
+/** The printed figures of a run. */
+export interface ChaosFigures {
+  seed: number;
+  commandsProduced: number;
+  badInputRecords: number;
+  recordsInCommandsTopic: number;
+  resultsCommitted: number;
+  resultDuplicates: number;
+  resultsMissing: number;
+  resultsUnexpected: number;
+  reconcilableSendIds: number;
+  gatewaySendsForThoseIds: number;
+  idsSentMoreThanOnce: number;
+  successWithoutGatewaySend: number;
+  validationFailuresSent: number;
+  deadLetters: number;
+  deadLettersExpected: number;
+  reconciled: number;
+  transportFailures: number;
+  validationFailures: number;
+  upstreamFailures: number;
+  emulatorRequests: number;
+  emulatorFaults: Record<string, number>;
+  replicaStarts: number;
+  unexpectedExits: number;
+  faults: readonly string[];
+  drainMsAfterLastFault: number | null;
+  drainMsAfterLastRecord: number | null;
+  oversize: string;
+}
+
+/** A replica exiting on its own this long after the broker came back still counts as caused by the outage. */
+const OUTAGE_MARGIN_MS = 60_000;
+
+export function verifyRun(input: VerifyInput): { figures: ChaosFigures; violations: string[] } {
+  const violations: string[] = [];
+  const planned = new Map(input.plan.map((r) => [r.key, r]));
+  const resultsByKey = new Map<string, Record<string, unknown>[]>();
+  for (const record of input.results) {
+    let value: Record<string, unknown>;
+    try {
+      value = JSON.parse(record.value?.toString('utf8') ?? 'null') as Record<string, unknown>;
+    } catch {
+      value = { unparsable: true };
+    }
+    const list = resultsByKey.get(record.key) ?? [];
+    list.push(value);
+    resultsByKey.set(record.key, list);
+  }
+  const duplicated = [...resultsByKey].filter(([, list]) => list.length > 1).map(([key]) => key);
+  const missing = [...planned.keys()].filter((key) => !resultsByKey.has(key));
+  const unexpected = [...resultsByKey.keys()].filter((key) => !planned.has(key));
+  if (duplicated.length > 0)
+    violations.push(
+      `${duplicated.length} commands have more than one result: ${sample(duplicated)}`,
+    );
+  if (missing.length > 0)
+    violations.push(`${missing.length} commands have no result: ${sample(missing)}`);
+  if (unexpected.length > 0)
+    violations.push(`${unexpected.length} results for keys never produced: ${sample(unexpected)}`);
+  if (input.producedRecords !== input.plan.length) {
+    violations.push(
+      `the commands topic holds ${input.producedRecords} records, ${input.plan.length} planned`,
+    );
+  }
+
+  // Ids planned once only: an id two fuzz records share (e.g. 0) says nothing about ferry.
+  const idUses = new Map<string, number>();
+  for (const record of input.plan) {
+    if (record.reconcilableId !== undefined)
+      idUses.set(record.reconcilableId, (idUses.get(record.reconcilableId) ?? 0) + 1);
+  }
+  let gatewaySends = 0;
+  const sentTwice: string[] = [];
+  const claimedNotSent: string[] = [];
+  const invalidSent: string[] = [];
+  let checkedIds = 0;
+  for (const record of input.plan) {
+    const id = record.reconcilableId;
+    if (id === undefined || idUses.get(id) !== 1) continue;
+    checkedIds += 1;
+    const sends = input.sendsById[id] ?? 0;
+    gatewaySends += sends;
+    if (sends > 1) sentTwice.push(`${id}×${sends}`);
+    const result = resultsByKey.get(record.key)?.[0];
+    // A result that says the gateway took the message, for a message the gateway never accepted, is a lost command.
+    if (result?.success === true && sends === 0) claimedNotSent.push(id);
+    // A command refused by the contract must never reach the gateway.
+    if (result?.stage === 'validation' && sends > 0) invalidSent.push(id);
+  }
+  if (sentTwice.length > 0)
+    violations.push(
+      `${sentTwice.length} ids reached the gateway more than once: ${sample(sentTwice)}`,
+    );
+  if (invalidSent.length > 0)
+    violations.push(
+      `${invalidSent.length} commands refused by the contract reached the gateway: ${sample(invalidSent)}`,
+    );
+  if (claimedNotSent.length > 0)
+    violations.push(
+      `${claimedNotSent.length} successful results for sends the gateway never accepted: ${sample(claimedNotSent)}`,
+    );
+
+  const all = [...resultsByKey.values()].map((list) => list[0] as Record<string, unknown>);
+  const count = (predicate: (r: Record<string, unknown>) => boolean) =>
+    all.filter(predicate).length;
+  const transportFailures = count((r) => r.stage === 'transport');
+  const expectedDeadLetters =
+    input.plan.filter((r) => r.expectDeadLetter).length + transportFailures;
+  const deadLetterKeys = new Map<string, number>();
+  for (const record of input.deadLetters)
+    deadLetterKeys.set(record.key, (deadLetterKeys.get(record.key) ?? 0) + 1);
+  const unreadableWithout = input.plan.filter(
+    (r) => r.expectDeadLetter && deadLetterKeys.get(r.key) !== 1,
+  );
+  if (unreadableWithout.length > 0) {
+    violations.push(
+      `${unreadableWithout.length} unreadable records without exactly one dead letter: ${sample(unreadableWithout.map((r) => `${r.key} (${r.label})`))}`,
+    );
+  }
+  if (input.deadLetters.length !== expectedDeadLetters) {
+    violations.push(`${input.deadLetters.length} dead letters, ${expectedDeadLetters} expected`);
+  }
+  // Contract failures and gateway refusals are results, not faults; they are checked per record below.
+  for (const record of input.plan) {
+    const result = resultsByKey.get(record.key)?.[0];
+    if (!result) continue;
+    if (record.expectDeadLetter && result.stage !== 'validation') {
+      violations.push(
+        `unreadable record ${record.key} (${record.label}) ended at stage ${String(result.stage)}`,
+      );
+    }
+  }
+  if (input.drainMs === undefined) violations.push('the consumer lag never drained');
+
+  const outageExits = input.unexpectedExits.filter((exit) =>
+    input.brokerDownWindows.some(
+      (w) => exit.atMs >= w.fromMs && exit.atMs <= w.toMs + OUTAGE_MARGIN_MS,
+    ),
+  );
+  const otherExits = input.unexpectedExits.filter((exit) => !outageExits.includes(exit));
+  if (otherExits.length > 0) {
+    violations.push(
+      `ferry exited on its own away from a broker outage: ${otherExits.map((e) => `${e.replica} code ${e.code}`).join(', ')}`,
+    );
+  }
+  if (input.oversize?.accepted) {
+    violations.push(
+      `a ${input.oversize.bytes}-byte record was accepted by the broker; the suite assumes the 1 MB default`,
+    );
+  }
+
+  const figures: ChaosFigures = {
+    seed: input.seed,
+    commandsProduced: input.plan.filter((r) => !r.key.startsWith('fuzz-')).length,
+    badInputRecords: input.plan.filter((r) => r.key.startsWith('fuzz-')).length,
+    recordsInCommandsTopic: input.producedRecords,
+    resultsCommitted: input.results.length,
+    resultDuplicates: duplicated.length,
+    resultsMissing: missing.length,
+    resultsUnexpected: unexpected.length,
+    reconcilableSendIds: checkedIds,
+    gatewaySendsForThoseIds: gatewaySends,
+    idsSentMoreThanOnce: sentTwice.length,
+    successWithoutGatewaySend: claimedNotSent.length,
+    validationFailuresSent: invalidSent.length,
+    deadLetters: input.deadLetters.length,
+    deadLettersExpected: expectedDeadLetters,
+    reconciled: count((r) => r.reconciled === true),
+    transportFailures,
+    validationFailures: count((r) => r.stage === 'validation'),
+    upstreamFailures: count((r) => r.stage === 'upstream' && r.success === false),
+    emulatorRequests: input.emulatorRequests,
+    emulatorFaults: { ...input.emulatorFaults },
+    replicaStarts: input.replicaStarts,
+    unexpectedExits: input.unexpectedExits.length,
+    faults: input.faults,
+    drainMsAfterLastFault: input.drainMs ?? null,
+    drainMsAfterLastRecord: input.drainMsAfterLastRecord ?? null,
+    oversize: input.oversize
+      ? `${input.oversize.bytes} bytes: ${input.oversize.accepted ? 'accepted' : `refused by the producer/broker (${input.oversize.error ?? ''})`}`
+      : 'not tried',
+  };
+  return { figures, violations };
+}
+
+function sample(items: readonly string[], size = 10): string {
+  return items.length <= size ? items.join(', ') : `${items.slice(0, size).join(', ')}, …`;
+}
