@@ -119,6 +119,8 @@ export class Pipeline implements PipelineControl {
    * go on sending what the next owner will look up.
    */
   #generation = 0;
+  /** Per partition: the group offset found at takeover; records below it were committed before. */
+  readonly #floor = new Map<number, bigint>();
   /** Per partition: settles when its batch in progress is finished. */
   readonly #partitionTurns = new Map<number, Promise<void>>();
   readonly #reader: CommandReaderOptions;
@@ -279,12 +281,15 @@ export class Pipeline implements PipelineControl {
   }
 
   async #process(batch: RecordBatch, generation: number): Promise<BatchVerdict> {
-    let inbound = batch.records;
     if (!this.#checkedTakeover.has(batch.partition)) {
       const { committed } = await this.#takeOver(batch.partition);
-      // kafkajs may have read the group offset before the previous owner's last commit.
-      if (committed !== undefined) inbound = inbound.filter((r) => BigInt(r.offset) >= committed);
+      if (committed !== undefined) this.#floor.set(batch.partition, committed);
     }
+    // kafkajs may have read the group offset before the previous owner's last commit:
+    // what that owner committed is skipped, in this batch and the ones after it.
+    const floor = this.#floor.get(batch.partition);
+    const inbound =
+      floor === undefined ? batch.records : batch.records.filter((r) => BigInt(r.offset) >= floor);
     const first = inbound[0];
     const last = inbound[inbound.length - 1];
     if (!first || !last) return 'done';
@@ -530,6 +535,7 @@ export class Pipeline implements PipelineControl {
     const owned = new Set(partitions);
     // What the group coordinator says about partitions is read again after every rebalance.
     this.#checkedTakeover.clear();
+    this.#floor.clear();
     for (const partition of [...this.#doubt.keys()]) {
       if (!owned.has(partition)) this.#doubt.delete(partition);
     }
