@@ -45,6 +45,11 @@ export interface DispatcherOptions {
   readonly maxAttempts: number;
   readonly retryBaseMs: number;
   readonly retryMaxMs: number;
+  /**
+   * Least wait after a failed attempt before its sends are looked up with `status`:
+   * a request the client gave up on may still be on its way through the gateway.
+   */
+  readonly lookupDelayMs: number;
   /** Called when an answer says `Access denied`; the gate is already closed then. */
   readonly onAccessDenied: (error: string) => void;
 }
@@ -256,7 +261,9 @@ export class Dispatcher {
     metrics.envelopesSent.inc({ transport: envelope.transport, outcome: 'transport_error' });
     if (error.retryable && envelope.attempts < maxAttempts) {
       metrics.envelopeRetries.inc({ transport: envelope.transport, reason: error.code });
-      const delayMs = backoffMs(envelope.attempts, retryBaseMs, retryMaxMs);
+      const backoff = backoffMs(envelope.attempts, retryBaseMs, retryMaxMs);
+      const delayMs =
+        envelope.checkFirst.size > 0 ? Math.max(backoff, this.#options.lookupDelayMs) : backoff;
       logger.warn(
         { transport: envelope.transport, attempts: envelope.attempts, delayMs, err: error.message },
         'envelope failed, retrying',

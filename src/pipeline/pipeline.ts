@@ -59,6 +59,8 @@ export interface PipelineOptions {
    * (its request timeout plus a margin); only then are its commands looked up.
    */
   readonly inDoubtSettleMs: number;
+  /** Least wait between a failed attempt and the status lookup of its sends (the request timeout). */
+  readonly lookupDelayMs: number;
   /** After `Access denied`, try sending again after this long; 0 waits for an operator. */
   readonly accessDeniedRetryMs: number;
   /** Adds fields to an operation before it is sent (hook injection). */
@@ -86,6 +88,9 @@ function maxOffset(a: string, b: string | undefined): string {
 type Lifecycle = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped';
 
 const HEARTBEAT_INTERVAL_MS = 3_000;
+const FENCED_RETRY_MS = 500;
+/** kafkajs texts of the broker errors that mean another producer took this transactional id. */
+const FENCED = /old epoch|fenced|INVALID_PRODUCER_EPOCH|PRODUCER_FENCED/i;
 const COMMIT_ATTEMPTS = 5;
 
 /**
@@ -121,6 +126,10 @@ export class Pipeline implements PipelineControl {
   #generation = 0;
   /** Per partition: the group offset found at takeover; records below it were committed before. */
   readonly #floor = new Map<number, bigint>();
+  /** Partitions whose producer another replica initialised since the last assignment. */
+  readonly #fenced = new Set<number>();
+  /** Per partition: no lookups before this time (ms), after a batch was abandoned mid-send. */
+  readonly #quietUntil = new Map<number, number>();
   /** Per partition: settles when its batch in progress is finished. */
   readonly #partitionTurns = new Map<number, Promise<void>>();
   readonly #reader: CommandReaderOptions;
@@ -142,6 +151,7 @@ export class Pipeline implements PipelineControl {
       retryBaseMs: options.retryBaseMs,
       retryMaxMs: options.retryMaxMs,
       onAccessDenied: (error) => this.#accessDenied(error),
+      lookupDelayMs: options.lookupDelayMs,
     });
     this.#batcher = new Batcher({
       maxOps: options.batchMaxOps,
@@ -256,7 +266,15 @@ export class Pipeline implements PipelineControl {
 
     // Keeps the group membership alive while envelopes are out (or held by a closed gate).
     const heartbeat = setInterval(() => {
-      batch.heartbeat().catch(() => undefined);
+      batch.heartbeat().catch((error: unknown) => {
+        // The group is rebalancing or forgot this member: partitions may belong to
+        // another replica already, so batches in progress stop sending (issue 8).
+        this.#generation += 1;
+        this.#log.info(
+          { err: error instanceof Error ? error.message : String(error) },
+          'heartbeat failed: batches in progress stop sending',
+        );
+      });
     }, HEARTBEAT_INTERVAL_MS);
     this.#track(batch.records.length);
     // One batch of a partition at a time, across rebalances too: a batch of an older
@@ -281,6 +299,15 @@ export class Pipeline implements PipelineControl {
   }
 
   async #process(batch: RecordBatch, generation: number): Promise<BatchVerdict> {
+    if (this.#fenced.has(batch.partition)) {
+      // Another replica initialised this partition's producer: it is not ours until the
+      // group says so again. Touching the producer now would fence the rightful owner.
+      await sleep(FENCED_RETRY_MS);
+      return 'again';
+    }
+    const quietMs = (this.#quietUntil.get(batch.partition) ?? 0) - Date.now();
+    if (quietMs > 0) await sleep(quietMs);
+    this.#quietUntil.delete(batch.partition);
     if (!this.#checkedTakeover.has(batch.partition)) {
       const { committed } = await this.#takeOver(batch.partition);
       if (committed !== undefined) this.#floor.set(batch.partition, committed);
@@ -318,7 +345,7 @@ export class Pipeline implements PipelineControl {
         untilOffset: maxOffset(lastOffset, doubt?.untilOffset),
         atMs: Date.now(),
       };
-      const written = await this.#commitOffset(batch, [], firstOffset, intent);
+      const written = await this.#commitOffset(batch, [], firstOffset, intent, generation);
       if (!written) return 'again';
       this.#doubt.set(batch.partition, intent);
       intentMs = performance.now() - startedMs;
@@ -329,7 +356,12 @@ export class Pipeline implements PipelineControl {
     );
     if (this.#lifecycle === 'stopping') this.#batcher.flushAll();
     const outcomes = await Promise.all(pending);
-    if (outcomes.some((outcome) => outcome?.kind === 'abandoned')) return 'again';
+    if (outcomes.some((outcome) => outcome?.kind === 'abandoned')) {
+      // Requests of this batch may still be on their way through the gateway: the batch
+      // is read again, and its lookups wait until those can have landed.
+      this.#quietUntil.set(batch.partition, Date.now() + this.#options.lookupDelayMs);
+      return 'again';
+    }
     const sentMs = performance.now();
 
     const records: OutboundRecord[] = [];
@@ -355,7 +387,7 @@ export class Pipeline implements PipelineControl {
         ? stillInDoubt
         : undefined;
     const next = (BigInt(lastOffset) + 1n).toString();
-    const committed = await this.#commitOffset(batch, records, next, remaining);
+    const committed = await this.#commitOffset(batch, records, next, remaining, generation);
     if (!committed) return 'again';
     if (remaining) this.#doubt.set(batch.partition, remaining);
     else this.#doubt.delete(batch.partition);
@@ -460,33 +492,37 @@ export class Pipeline implements PipelineControl {
     records: readonly OutboundRecord[],
     offset: string,
     intent: SendIntent | undefined,
+    generation: number,
   ): Promise<boolean> {
+    const { partition } = batch;
     const metadata = intent ? encodeSendIntent(intent) : null;
-    const offsets = [{ topic: batch.topic, partition: batch.partition, offset, metadata }];
+    const offsets = [{ topic: batch.topic, partition, offset, metadata }];
     for (let attempt = 1; attempt <= COMMIT_ATTEMPTS; attempt += 1) {
       try {
-        const producer = await this.#producer(batch.partition);
+        const producer = await this.#producer(partition);
         // A transaction whose answer was lost may have committed: the new producer's
         // initialisation completed it, so the group offset now tells (issue 8).
-        if (attempt > 1 && (await this.#alreadyCommitted(batch.partition, offset, metadata))) {
+        if (attempt > 1 && (await this.#alreadyCommitted(partition, offset, metadata))) {
           return true;
         }
         await producer.commit(records, this.#options.groupId, offsets);
         return true;
       } catch (error: unknown) {
+        const message = error instanceof Error ? error.message : String(error);
         this.#options.metrics.kafkaErrors.inc({ client: 'producer', kind: 'transaction' });
-        this.#log.warn(
-          {
-            partition: batch.partition,
-            attempt,
-            err: error instanceof Error ? error.message : String(error),
-          },
-          'result transaction failed',
-        );
-        // The outcome of a failed transaction may be unknown: start over with a new producer,
-        // whose initialisation also fences the old one.
-        await this.#closeProducers([batch.partition]);
-        if (!batch.isCurrent()) return false;
+        this.#log.warn({ partition, attempt, err: message }, 'result transaction failed');
+        await this.#closeProducers([partition]);
+        if (FENCED.test(message)) {
+          this.#fenced.add(partition);
+          this.#generation += 1;
+          this.#log.warn({ partition }, 'fenced by another replica: leaving the partition to it');
+          return false;
+        }
+        // The outcome of this attempt may be unknown (a restarting broker can still
+        // complete it): fence and read the group offset again before going on, but only
+        // while no rebalance may have given the partition to another replica.
+        if (!batch.isCurrent() || generation !== this.#generation) return false;
+        this.#checkedTakeover.delete(partition);
         await sleep(Math.min(5_000, 200 * 2 ** attempt));
       }
     }
@@ -536,6 +572,7 @@ export class Pipeline implements PipelineControl {
     // What the group coordinator says about partitions is read again after every rebalance.
     this.#checkedTakeover.clear();
     this.#floor.clear();
+    this.#fenced.clear();
     for (const partition of [...this.#doubt.keys()]) {
       if (!owned.has(partition)) this.#doubt.delete(partition);
     }
