@@ -101,6 +101,7 @@ export class Daemon implements HealthSource {
         : {}),
       inDoubtSettleMs: config.FERRY_REQUEST_TIMEOUT_MS + 2_000,
       lookupDelayMs: config.FERRY_REQUEST_TIMEOUT_MS,
+      fencedHoldMs: config.FERRY_KAFKA_SESSION_TIMEOUT_MS,
       sessionTimeoutMs: config.FERRY_KAFKA_SESSION_TIMEOUT_MS,
       maxBytesPerPartition: config.FERRY_KAFKA_MAX_BYTES_PER_PARTITION,
       maxBytes: config.FERRY_KAFKA_MAX_FETCH_BYTES,

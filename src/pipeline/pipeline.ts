@@ -59,6 +59,8 @@ export interface PipelineOptions {
    * (its request timeout plus a margin); only then are its commands looked up.
    */
   readonly inDoubtSettleMs: number;
+  /** How long a fenced partition is left alone unless the group reassigns it (the session timeout). */
+  readonly fencedHoldMs: number;
   /** Least wait between a failed attempt and the status lookup of its sends (the request timeout). */
   readonly lookupDelayMs: number;
   /** After `Access denied`, try sending again after this long; 0 waits for an operator. */
@@ -126,8 +128,14 @@ export class Pipeline implements PipelineControl {
   #generation = 0;
   /** Per partition: the group offset found at takeover; records below it were committed before. */
   readonly #floor = new Map<number, bigint>();
-  /** Partitions whose producer another replica initialised since the last assignment. */
-  readonly #fenced = new Set<number>();
+  /**
+   * Partitions whose producer another replica initialised in this assignment, until
+   * when to leave them alone (ms). The group normally reassigns them sooner; the time
+   * bound covers a fencing that was the coordinator's own (a transaction timed out).
+   */
+  readonly #fenced = new Map<number, number>();
+  /** Counts assignments, so a batch of an earlier one cannot mark a partition of this one. */
+  #assignment = 0;
   /** Per partition: no lookups before this time (ms), after a batch was abandoned mid-send. */
   readonly #quietUntil = new Map<number, number>();
   /** Per partition: settles when its batch in progress is finished. */
@@ -287,7 +295,7 @@ export class Pipeline implements PipelineControl {
     this.#partitionTurns.set(batch.partition, turn);
     try {
       await previous;
-      return await this.#process(batch, this.#generation);
+      return await this.#process(batch, this.#generation, this.#assignment);
     } finally {
       done();
       if (this.#partitionTurns.get(batch.partition) === turn) {
@@ -298,12 +306,21 @@ export class Pipeline implements PipelineControl {
     }
   }
 
-  async #process(batch: RecordBatch, generation: number): Promise<BatchVerdict> {
-    if (this.#fenced.has(batch.partition)) {
+  async #process(
+    batch: RecordBatch,
+    generation: number,
+    assignment: number,
+  ): Promise<BatchVerdict> {
+    const fencedUntil = this.#fenced.get(batch.partition);
+    if (fencedUntil !== undefined && Date.now() < fencedUntil) {
       // Another replica initialised this partition's producer: it is not ours until the
       // group says so again. Touching the producer now would fence the rightful owner.
       await sleep(FENCED_RETRY_MS);
       return 'again';
+    }
+    if (fencedUntil !== undefined) {
+      this.#fenced.delete(batch.partition);
+      this.#checkedTakeover.delete(batch.partition);
     }
     const quietMs = (this.#quietUntil.get(batch.partition) ?? 0) - Date.now();
     if (quietMs > 0) await sleep(quietMs);
@@ -345,7 +362,14 @@ export class Pipeline implements PipelineControl {
         untilOffset: maxOffset(lastOffset, doubt?.untilOffset),
         atMs: Date.now(),
       };
-      const written = await this.#commitOffset(batch, [], firstOffset, intent, generation);
+      const written = await this.#commitOffset(
+        batch,
+        [],
+        firstOffset,
+        intent,
+        generation,
+        assignment,
+      );
       if (!written) return 'again';
       this.#doubt.set(batch.partition, intent);
       intentMs = performance.now() - startedMs;
@@ -387,7 +411,14 @@ export class Pipeline implements PipelineControl {
         ? stillInDoubt
         : undefined;
     const next = (BigInt(lastOffset) + 1n).toString();
-    const committed = await this.#commitOffset(batch, records, next, remaining, generation);
+    const committed = await this.#commitOffset(
+      batch,
+      records,
+      next,
+      remaining,
+      generation,
+      assignment,
+    );
     if (!committed) return 'again';
     if (remaining) this.#doubt.set(batch.partition, remaining);
     else this.#doubt.delete(batch.partition);
@@ -493,6 +524,7 @@ export class Pipeline implements PipelineControl {
     offset: string,
     intent: SendIntent | undefined,
     generation: number,
+    assignment: number,
   ): Promise<boolean> {
     const { partition } = batch;
     const metadata = intent ? encodeSendIntent(intent) : null;
@@ -513,7 +545,9 @@ export class Pipeline implements PipelineControl {
         this.#log.warn({ partition, attempt, err: message }, 'result transaction failed');
         await this.#closeProducers([partition]);
         if (FENCED.test(message)) {
-          this.#fenced.add(partition);
+          if (assignment === this.#assignment) {
+            this.#fenced.set(partition, Date.now() + this.#options.fencedHoldMs);
+          }
           this.#generation += 1;
           this.#log.warn({ partition }, 'fenced by another replica: leaving the partition to it');
           return false;
@@ -570,6 +604,7 @@ export class Pipeline implements PipelineControl {
   #assigned(partitions: readonly number[]): void {
     const owned = new Set(partitions);
     // What the group coordinator says about partitions is read again after every rebalance.
+    this.#assignment += 1;
     this.#checkedTakeover.clear();
     this.#floor.clear();
     this.#fenced.clear();
