@@ -83,6 +83,11 @@ export interface PipelineOptions {
   readonly onCrash: (error: Error) => void;
 }
 
+/** The offset `count` records past `offset`. */
+function ahead(offset: string, count: number): string {
+  return (BigInt(offset) + BigInt(count)).toString();
+}
+
 function maxOffset(a: string, b: string | undefined): string {
   return b !== undefined && BigInt(b) > BigInt(a) ? b : a;
 }
@@ -116,6 +121,13 @@ export class Pipeline implements PipelineControl {
   #backpressure = false;
   #lastError: string | undefined;
   #accessDeniedTimer: NodeJS.Timeout | undefined;
+  /** Per partition: the group offset this replica committed last, and in which assignment. */
+  readonly #committedNext = new Map<
+    number,
+    { topic: string; offset: string; assignment: number }
+  >();
+  /** Per partition: the last offset the send intent stored with the group offset covers. */
+  readonly #covered = new Map<number, bigint>();
   /** Per partition: offsets that may have reached the gateway without a committed result. */
   readonly #doubt = new Map<number, SendIntent>();
   /** Partitions whose intent left by an earlier owner was already read in this assignment. */
@@ -134,6 +146,8 @@ export class Pipeline implements PipelineControl {
    * bound covers a fencing that was the coordinator's own (a transaction timed out).
    */
   readonly #fenced = new Map<number, number>();
+  /** Partitions read again after this replica's own failed commit, in this assignment. */
+  readonly #ownIntent = new Set<number>();
   /** Counts assignments, so a batch of an earlier one cannot mark a partition of this one. */
   #assignment = 0;
   /** Per partition: no lookups before this time (ms), after a batch was abandoned mid-send. */
@@ -231,6 +245,7 @@ export class Pipeline implements PipelineControl {
       this.#dispatcher.abort();
     }
     await this.#consumer?.stop();
+    if (drained) await this.#clearIntents();
     await this.#closeProducers([...this.#producers.keys()]);
     this.#lifecycle = 'stopped';
     this.#log.info({ drained }, 'pipeline stopped');
@@ -358,21 +373,31 @@ export class Pipeline implements PipelineControl {
     let intentMs = 0;
     if (commands.some(reconcilable)) {
       // Durable before anything goes out: these offsets may reach the gateway (issue 8).
-      const intent: SendIntent = {
+      // The intent the last commit left may already cover this batch; else one is
+      // written now, reaching past the batch so that the next one is likely covered too.
+      const covered = this.#covered.get(batch.partition);
+      if (covered === undefined || BigInt(lastOffset) > covered) {
+        const intent: SendIntent = {
+          untilOffset: maxOffset(ahead(lastOffset, inbound.length), doubt?.untilOffset),
+          atMs: Date.now(),
+        };
+        const written = await this.#commitOffset(
+          batch,
+          [],
+          firstOffset,
+          intent,
+          generation,
+          assignment,
+        );
+        if (!written) return 'again';
+        this.#covered.set(batch.partition, BigInt(intent.untilOffset));
+        intentMs = performance.now() - startedMs;
+      }
+      // Should this batch not commit, its commands are looked up before a resend.
+      this.#doubt.set(batch.partition, {
         untilOffset: maxOffset(lastOffset, doubt?.untilOffset),
         atMs: Date.now(),
-      };
-      const written = await this.#commitOffset(
-        batch,
-        [],
-        firstOffset,
-        intent,
-        generation,
-        assignment,
-      );
-      if (!written) return 'again';
-      this.#doubt.set(batch.partition, intent);
-      intentMs = performance.now() - startedMs;
+      });
     }
     const isCurrent = () => batch.isCurrent() && this.#generation === generation;
     const pending = commands.map((command) =>
@@ -404,22 +429,29 @@ export class Pipeline implements PipelineControl {
         deadLetterReasons.push(deadLetterReason);
       }
     });
-    // Offsets past this batch that an earlier owner may have sent stay in doubt.
+    // Offsets past this batch that an earlier owner may have sent stay in doubt; the
+    // intent stored with the offset also covers the next batch ahead of time.
     const stillInDoubt = this.#doubt.get(batch.partition);
     const remaining =
       stillInDoubt && BigInt(stillInDoubt.untilOffset) > BigInt(lastOffset)
         ? stillInDoubt
         : undefined;
+    const nextIntent: SendIntent = {
+      untilOffset: maxOffset(ahead(lastOffset, inbound.length), remaining?.untilOffset),
+      atMs: Date.now(),
+    };
     const next = (BigInt(lastOffset) + 1n).toString();
     const committed = await this.#commitOffset(
       batch,
       records,
       next,
-      remaining,
+      nextIntent,
       generation,
       assignment,
     );
     if (!committed) return 'again';
+    this.#covered.set(batch.partition, BigInt(nextIntent.untilOffset));
+    this.#committedNext.set(batch.partition, { topic: batch.topic, offset: next, assignment });
     if (remaining) this.#doubt.set(batch.partition, remaining);
     else this.#doubt.delete(batch.partition);
     this.#count(results, deadLetterReasons);
@@ -457,6 +489,13 @@ export class Pipeline implements PipelineControl {
     if (!intent || committed === undefined || BigInt(intent.untilOffset) < committed) {
       return { committed };
     }
+    if (this.#ownIntent.delete(partition)) {
+      // Read again after this replica's own failed commit: the intent is its own, and
+      // its requests are all answered (the batch waited for them), so no wait.
+      this.#doubt.set(partition, intent);
+      this.#covered.set(partition, BigInt(intent.untilOffset));
+      return { committed };
+    }
     const waitMs = intent.atMs + this.#options.inDoubtSettleMs - Date.now();
     this.#log.warn(
       { partition, untilOffset: intent.untilOffset, waitMs: Math.max(0, waitMs) },
@@ -464,6 +503,7 @@ export class Pipeline implements PipelineControl {
     );
     if (waitMs > 0) await sleep(waitMs);
     this.#doubt.set(partition, intent);
+    this.#covered.set(partition, BigInt(intent.untilOffset));
     return { committed };
   }
 
@@ -557,6 +597,7 @@ export class Pipeline implements PipelineControl {
         // while no rebalance may have given the partition to another replica.
         if (!batch.isCurrent() || generation !== this.#generation) return false;
         this.#checkedTakeover.delete(partition);
+        this.#ownIntent.add(partition);
         await sleep(Math.min(5_000, 200 * 2 ** attempt));
       }
     }
@@ -575,6 +616,29 @@ export class Pipeline implements PipelineControl {
       )
     ).get(partition);
     return committed?.offset === offset && (committed.metadata ?? null) === metadata;
+  }
+
+  /**
+   * After a drained stop nothing of this replica is in flight: the intents that
+   * cover offsets ahead are cleared, so the next owner need not wait and look up.
+   */
+  async #clearIntents(): Promise<void> {
+    await Promise.all(
+      [...this.#committedNext].map(async ([partition, { topic, offset, assignment }]) => {
+        if (assignment !== this.#assignment || this.#doubt.has(partition)) return;
+        try {
+          const producer = await this.#producer(partition);
+          await producer.commit([], this.#options.groupId, [
+            { topic, partition, offset, metadata: null },
+          ]);
+        } catch (error: unknown) {
+          this.#log.debug(
+            { partition, err: error instanceof Error ? error.message : String(error) },
+            'clearing the send intent failed; the next owner looks its range up',
+          );
+        }
+      }),
+    );
   }
 
   #producer(partition: number): Promise<TransactionalProducer> {
@@ -605,6 +669,11 @@ export class Pipeline implements PipelineControl {
     const owned = new Set(partitions);
     // What the group coordinator says about partitions is read again after every rebalance.
     this.#assignment += 1;
+    this.#covered.clear();
+    this.#ownIntent.clear();
+    for (const partition of [...this.#committedNext.keys()]) {
+      if (!owned.has(partition)) this.#committedNext.delete(partition);
+    }
     this.#checkedTakeover.clear();
     this.#floor.clear();
     this.#fenced.clear();
