@@ -246,11 +246,13 @@ export class BatchConsumer {
   readonly #options: BatchConsumerOptions;
   #running = false;
   #assigned: readonly number[] = [];
+  #memberId: string | undefined;
 
   constructor(consumer: Consumer, options: BatchConsumerOptions) {
     this.#consumer = consumer;
     this.#options = options;
     consumer.on(consumer.events.GROUP_JOIN, (event) => {
+      this.#memberId = event.payload.memberId;
       this.#assigned = [...(event.payload.memberAssignment[options.topic] ?? [])].sort(
         (a, b) => a - b,
       );
@@ -260,6 +262,11 @@ export class BatchConsumer {
       if (!event.payload.restart) options.onCrash?.(event.payload.error);
     });
     consumer.on(consumer.events.REBALANCING, () => options.onRebalancing?.());
+  }
+
+  /** This member's id in the group, from its last join. */
+  get memberId(): string | undefined {
+    return this.#memberId;
   }
 
   get assignedPartitions(): readonly number[] {
@@ -414,6 +421,24 @@ export class KafkaClient {
       // Another replica may have created them between list and create.
       if (error instanceof Error && /already exists/i.test(error.message)) return;
       throw kafkaError(error, 'creating topics failed');
+    }
+  }
+
+  /**
+   * Whether the group is stable with this member in it: then the partitions of the
+   * member's last join are still its own, and fencing their producers is safe.
+   * @throws FerryError `kafka` when the coordinator cannot be asked.
+   */
+  async isStableMember(groupId: string, memberId: string | undefined): Promise<boolean> {
+    if (memberId === undefined) return false;
+    try {
+      const admin = await this.#adminClient();
+      const { groups } = await admin.describeGroups([groupId]);
+      const group = groups.find((g) => g.groupId === groupId);
+      return group?.state === 'Stable' && group.members.some((m) => m.memberId === memberId);
+    } catch (error: unknown) {
+      this.#options.onError?.('admin', 'describe_group');
+      throw kafkaError(error, 'describing the consumer group failed');
     }
   }
 

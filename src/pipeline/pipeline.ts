@@ -341,8 +341,15 @@ export class Pipeline implements PipelineControl {
     if (quietMs > 0) await sleep(quietMs);
     this.#quietUntil.delete(batch.partition);
     if (!this.#checkedTakeover.has(batch.partition)) {
-      const { committed } = await this.#takeOver(batch.partition);
-      if (committed !== undefined) this.#floor.set(batch.partition, committed);
+      const takeover = await this.#takeOver(batch.partition);
+      if (takeover === 'not-owner') {
+        // The group is rebalancing or forgot this member: fencing now could take the
+        // partition from its rightful owner. kafkajs rejoins, and the group decides.
+        this.#generation += 1;
+        await sleep(FENCED_RETRY_MS);
+        return 'again';
+      }
+      if (takeover.committed !== undefined) this.#floor.set(batch.partition, takeover.committed);
     }
     // kafkajs may have read the group offset before the previous owner's last commit:
     // what that owner committed is skipped, in this batch and the ones after it.
@@ -476,7 +483,8 @@ export class Pipeline implements PipelineControl {
    * Returns the committed offset and the send intent the previous owner left, which
    * is looked up only once its sends can no longer be in flight.
    */
-  async #takeOver(partition: number): Promise<{ committed: bigint | undefined }> {
+  async #takeOver(partition: number): Promise<{ committed: bigint | undefined } | 'not-owner'> {
+    if (!(await this.#stillMember().catch(() => false))) return 'not-owner';
     await this.#producer(partition);
     const offsets = await this.#options.kafka.committedOffsets(
       this.#options.groupId,
@@ -598,6 +606,12 @@ export class Pipeline implements PipelineControl {
         if (!batch.isCurrent() || generation !== this.#generation) return false;
         this.#checkedTakeover.delete(partition);
         this.#ownIntent.add(partition);
+        // A retry initialises a new producer, which fences whoever holds the id: only
+        // while this member still owns the partition.
+        if (!(await this.#stillMember().catch(() => false))) {
+          this.#generation += 1;
+          return false;
+        }
         await sleep(Math.min(5_000, 200 * 2 ** attempt));
       }
     }
@@ -616,6 +630,11 @@ export class Pipeline implements PipelineControl {
       )
     ).get(partition);
     return committed?.offset === offset && (committed.metadata ?? null) === metadata;
+  }
+
+  /** Whether the group is stable with this member in it (see KafkaClient.isStableMember). */
+  #stillMember(): Promise<boolean> {
+    return this.#options.kafka.isStableMember(this.#options.groupId, this.#consumer?.memberId);
   }
 
   /**
