@@ -2,7 +2,7 @@ import { ACCESS_DENIED, type Transport, validateEnvelopeShape } from '../contrac
 import { Account } from './account.ts';
 import type { CallbackJob, CallbackSender } from './callback-sender.ts';
 import { applyKnobs, type EmulatorKnobs } from './knobs.ts';
-import { MessageLedger } from './message-ledger.ts';
+import { type AcceptedMessage, MessageLedger } from './message-ledger.ts';
 import {
   finalStateCallback,
   type OperationContext,
@@ -137,6 +137,15 @@ export class Gateway {
     return this.#performAsync(operations, nowMs, refuse);
   }
 
+  /** Counts an accepted message and queues its final-state callback, if it has a URL. */
+  #recordAccepted(accepted: AcceptedMessage | undefined, jobs: CallbackJob[]): void {
+    if (accepted === undefined) return;
+    this.#counts.acceptedMessages += 1;
+    if (accepted.callbackUrl !== undefined) {
+      jobs.push({ url: accepted.callbackUrl, body: JSON.stringify(finalStateCallback(accepted)) });
+    }
+  }
+
   #context(nowMs: number, requestId: string | undefined): OperationContext {
     return {
       account: this.account,
@@ -157,16 +166,7 @@ export class Gateway {
     for (let index = 0; index < operations.length; index += 1) {
       const outcome = processOperation(context, operations[index]);
       items[index] = outcome.item;
-      const accepted = outcome.accepted;
-      if (accepted !== undefined) {
-        this.#counts.acceptedMessages += 1;
-        if (accepted.callbackUrl !== undefined) {
-          jobs.push({
-            url: accepted.callbackUrl,
-            body: JSON.stringify(finalStateCallback(accepted)),
-          });
-        }
-      }
+      this.#recordAccepted(outcome.accepted, jobs);
     }
     this.#callbacks.sendLater(this.#knobs.callbackDelayMs, jobs);
     return { kind: 'items', items };
@@ -191,15 +191,8 @@ export class Gateway {
       const context = this.#context(nowMs, requestId);
       for (const operation of operations) {
         const outcome = processOperation(context, operation);
-        const accepted = outcome.accepted;
-        if (accepted !== undefined) {
-          this.#counts.acceptedMessages += 1;
-          if (accepted.callbackUrl !== undefined) {
-            jobs.push({
-              url: accepted.callbackUrl,
-              body: JSON.stringify(finalStateCallback(accepted)),
-            });
-          }
+        if (outcome.accepted !== undefined) {
+          this.#recordAccepted(outcome.accepted, jobs);
         } else if (!outcome.item.success) {
           // A refused operation of an async request: its hook learns why (spec: pipeline rule 3, Errors).
           const url = rejectionUrlOf(operation);

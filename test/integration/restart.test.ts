@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Emulator } from '../../src/emulator/index.ts';
 import { smsOperation } from '../fixtures/operations.ts';
 import {
   command,
@@ -23,9 +24,12 @@ function assertExactlyOnePerCommand(keys: readonly string[], ids: readonly numbe
   assert.equal(keys.length, ids.length);
 }
 
-test('SIGTERM mid-stream drains, commits and exits 0; a restart finishes the rest, one result each', async (t) => {
-  const emulator = await startEmulator(t, { knobs: { latencyMs: 150 } });
-  // The in-process instance only creates the topics and the group's env; it stops at once.
+/**
+ * Topics and an environment for ferry child processes: an in-process instance
+ * creates the topics and stops at once. Small envelopes, two in flight and small
+ * fetches keep work in flight long enough to stop in the middle of it.
+ */
+async function processSetup(t: TestContext, emulator: Emulator) {
   const setup = await startFerry(t, emulator, {}, testTopics());
   await setup.daemon.stop();
   const env = {
@@ -35,6 +39,12 @@ test('SIGTERM mid-stream drains, commits and exits 0; a restart finishes the res
     FERRY_CONCURRENCY: '2',
     FERRY_KAFKA_MAX_BYTES_PER_PARTITION: '4096',
   };
+  return { setup, env };
+}
+
+test('SIGTERM mid-stream drains, commits and exits 0; a restart finishes the rest, one result each', async (t) => {
+  const emulator = await startEmulator(t, { knobs: { latencyMs: 150 } });
+  const { setup, env } = await processSetup(t, emulator);
 
   const ids = Array.from({ length: 600 }, (_, i) => 10_000 + i);
   // Small produce calls make small record batches, so a fetch does not take everything at once.
@@ -71,15 +81,7 @@ test('SIGTERM mid-stream drains, commits and exits 0; a restart finishes the res
 
 test('kill -9 mid-stream loses no command and commits no second result', async (t) => {
   const emulator = await startEmulator(t, { knobs: { latencyMs: 40 } });
-  const setup = await startFerry(t, emulator, {}, testTopics());
-  await setup.daemon.stop();
-  const env = {
-    ...setup.env,
-    FERRY_HTTP_PORT: '0',
-    FERRY_BATCH_MAX_OPS: '20',
-    FERRY_CONCURRENCY: '2',
-    FERRY_KAFKA_MAX_BYTES_PER_PARTITION: '4096',
-  };
+  const { setup, env } = await processSetup(t, emulator);
 
   const ids = Array.from({ length: 600 }, (_, i) => 20_000 + i);
   await produce(
