@@ -98,6 +98,8 @@ const HEARTBEAT_INTERVAL_MS = 3_000;
 const FENCED_RETRY_MS = 500;
 /** kafkajs texts of the broker errors that mean another producer took this transactional id. */
 const FENCED = /old epoch|fenced|INVALID_PRODUCER_EPOCH|PRODUCER_FENCED/i;
+/** kafkajs text of CONCURRENT_TRANSACTIONS: the previous transaction is still completing. */
+const CONCURRENT_TRANSACTIONS = /another concurrent operation on the same transaction/i;
 const COMMIT_ATTEMPTS = 5;
 
 /**
@@ -590,6 +592,13 @@ export class Pipeline implements PipelineControl {
       } catch (error: unknown) {
         const message = error instanceof Error ? error.message : String(error);
         this.#options.metrics.kafkaErrors.inc({ client: 'producer', kind: 'transaction' });
+        if (CONCURRENT_TRANSACTIONS.test(message) && attempt < COMMIT_ATTEMPTS) {
+          // The previous transaction's markers are still being written: nothing of this
+          // one started, so the same producer tries again shortly.
+          this.#log.debug({ partition, attempt }, 'transaction coordinator busy; retrying');
+          await sleep(25 * attempt);
+          continue;
+        }
         this.#log.warn({ partition, attempt, err: message }, 'result transaction failed');
         await this.#closeProducers([partition]);
         if (FENCED.test(message)) {
