@@ -13,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createEmulator, type Emulator } from '../../src/emulator/index.ts';
 import { freePort, type RunningBroker, startBroker } from '../../tools/kafka/broker.ts';
 import { FIXTURE_RCS_SENDER, FIXTURE_SENDER } from '../fixtures/operations.ts';
+import { loopbackEnv } from '../helpers/ferry.ts';
 import { type BadInputOptions, buildBadInputs } from './bad-inputs.ts';
 import {
   createTopics,
@@ -218,22 +219,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     replicas = new ReplicaSet({
       logDir: dir,
       env: {
-        FERRY_KAFKA_BROKERS: brokers,
-        FERRY_KAFKA_GROUP: group,
-        FERRY_KAFKA_CLIENT_ID: 'chaos',
-        FERRY_TOPIC_COMMANDS: topics.commands,
-        FERRY_TOPIC_RESULTS: topics.results,
-        FERRY_TOPIC_STATUS: topics.status,
-        FERRY_TOPIC_DLQ: topics.dlq,
+        ...loopbackEnv({
+          brokers,
+          group,
+          clientId: 'chaos',
+          topics,
+          gatewayUrl: emulator.url,
+          apiKey: API_KEY,
+        }),
         FERRY_TOPIC_PARTITIONS: String(options.partitions),
-        FERRY_API_KEY: API_KEY,
-        FERRY_SYNC_BASE_URL: emulator.url,
-        FERRY_ASYNC_BASE_URL: emulator.url,
-        FERRY_HTTP_HOST: '127.0.0.1',
-        FERRY_HTTP_PORT: '0',
-        FERRY_GRPC_HOST: '127.0.0.1',
-        FERRY_GRPC_PORT: '0',
-        FERRY_ADMIN_LOOPBACK_ONLY: 'true',
         FERRY_BATCH_MAX_OPS: '50',
         FERRY_BATCH_LINGER_MS: '20',
         FERRY_CONCURRENCY: '8',
@@ -242,7 +236,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         FERRY_RETRY_BASE_MS: '50',
         FERRY_RETRY_MAX_MS: '1000',
         FERRY_SHUTDOWN_GRACE_MS: '5000',
-        FERRY_BALANCE_POLL_MS: '0',
         FERRY_KAFKA_SESSION_TIMEOUT_MS: '6000',
         FERRY_KAFKA_MAX_BYTES_PER_PARTITION: String(64 * 1024),
         FERRY_LOG_LEVEL: 'info',

@@ -60,6 +60,41 @@ export function testTopics(): TestFerry['topics'] & { group: string } {
   };
 }
 
+export interface LoopbackEnvOptions {
+  readonly brokers: string;
+  readonly group: string;
+  readonly clientId: string;
+  readonly topics: { commands: string; results: string; status: string; dlq: string };
+  readonly gatewayUrl: string;
+  readonly apiKey: string;
+}
+
+/**
+ * The FERRY_* variables of a ferry on loopback for tests: its broker, group, topics
+ * and gateway, HTTP and gRPC on free ports, admin API on loopback, no balance polling.
+ */
+export function loopbackEnv(options: LoopbackEnvOptions): Record<string, string> {
+  const { topics } = options;
+  return {
+    FERRY_KAFKA_BROKERS: options.brokers,
+    FERRY_KAFKA_GROUP: options.group,
+    FERRY_KAFKA_CLIENT_ID: options.clientId,
+    FERRY_TOPIC_COMMANDS: topics.commands,
+    FERRY_TOPIC_RESULTS: topics.results,
+    FERRY_TOPIC_STATUS: topics.status,
+    FERRY_TOPIC_DLQ: topics.dlq,
+    FERRY_API_KEY: options.apiKey,
+    FERRY_SYNC_BASE_URL: options.gatewayUrl,
+    FERRY_ASYNC_BASE_URL: options.gatewayUrl,
+    FERRY_HTTP_HOST: '127.0.0.1',
+    FERRY_HTTP_PORT: '0',
+    FERRY_GRPC_HOST: '127.0.0.1',
+    FERRY_GRPC_PORT: '0',
+    FERRY_ADMIN_LOOPBACK_ONLY: 'true',
+    FERRY_BALANCE_POLL_MS: '0',
+  };
+}
+
 /** Starts ferry against the emulator; `env` overrides any FERRY_* variable. */
 export async function startFerry(
   t: TestContext,
@@ -68,28 +103,20 @@ export async function startFerry(
   topics = testTopics(),
 ): Promise<TestFerry> {
   const fullEnv: Record<string, string> = {
-    FERRY_KAFKA_BROKERS: testBrokers().join(','),
-    FERRY_KAFKA_GROUP: topics.group,
-    FERRY_KAFKA_CLIENT_ID: topics.group,
-    FERRY_TOPIC_COMMANDS: topics.commands,
-    FERRY_TOPIC_RESULTS: topics.results,
-    FERRY_TOPIC_STATUS: topics.status,
-    FERRY_TOPIC_DLQ: topics.dlq,
+    ...loopbackEnv({
+      brokers: testBrokers().join(','),
+      group: topics.group,
+      clientId: topics.group,
+      topics,
+      gatewayUrl: emulator.url,
+      apiKey: TEST_API_KEY,
+    }),
     FERRY_TOPIC_PARTITIONS: '3',
-    FERRY_API_KEY: TEST_API_KEY,
-    FERRY_SYNC_BASE_URL: emulator.url,
-    FERRY_ASYNC_BASE_URL: emulator.url,
-    FERRY_HTTP_HOST: '127.0.0.1',
-    FERRY_HTTP_PORT: '0',
-    FERRY_GRPC_HOST: '127.0.0.1',
-    FERRY_GRPC_PORT: '0',
-    FERRY_ADMIN_LOOPBACK_ONLY: 'true',
     FERRY_BATCH_LINGER_MS: '20',
     FERRY_RETRY_BASE_MS: '20',
     FERRY_RETRY_MAX_MS: '100',
     FERRY_REQUEST_TIMEOUT_MS: '2000',
     FERRY_SHUTDOWN_GRACE_MS: '5000',
-    FERRY_BALANCE_POLL_MS: '0',
     FERRY_KAFKA_SESSION_TIMEOUT_MS: '6000',
     ...env,
   };
