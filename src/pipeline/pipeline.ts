@@ -7,7 +7,6 @@ import type {
   KafkaClient,
   OutboundRecord,
   RecordBatch,
-  TransactionalProducer,
 } from '../kafka/kafka-client.ts';
 import type { Logger } from '../observability/logger.ts';
 import { boundedTypeLabel, type FerryMetrics } from '../observability/metrics.ts';
@@ -21,6 +20,7 @@ import {
   type ValidCommand,
 } from './command.ts';
 import { Dispatcher, type Outbound, type SendOutcome } from './dispatcher.ts';
+import { PartitionTransactions } from './partition-transactions.ts';
 import type { PauseReason, PipelineControl, PipelineState } from './pipeline-control.ts';
 import { type Result, sendResult, validationResult } from './result.ts';
 import { SendGate } from './send-gate.ts';
@@ -96,11 +96,6 @@ type Lifecycle = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped';
 
 const HEARTBEAT_INTERVAL_MS = 3_000;
 const FENCED_RETRY_MS = 500;
-/** kafkajs texts of the broker errors that mean another producer took this transactional id. */
-const FENCED = /old epoch|fenced|INVALID_PRODUCER_EPOCH|PRODUCER_FENCED/i;
-/** kafkajs text of CONCURRENT_TRANSACTIONS: the previous transaction is still completing. */
-const CONCURRENT_TRANSACTIONS = /another concurrent operation on the same transaction/i;
-const COMMIT_ATTEMPTS = 5;
 
 /**
  * Commands in, results out: consumes the commands topic in batches per partition,
@@ -114,7 +109,7 @@ export class Pipeline implements PipelineControl {
   readonly #gate = new SendGate();
   readonly #batcher: Batcher<Outbound>;
   readonly #dispatcher: Dispatcher;
-  readonly #producers = new Map<number, Promise<TransactionalProducer>>();
+  readonly #transactions: PartitionTransactions;
   readonly #lag = new Map<number, number>();
   readonly #transports: ReadonlySet<Transport>;
   #consumer: BatchConsumer | undefined;
@@ -183,6 +178,14 @@ export class Pipeline implements PipelineControl {
       onBatch: (batch) => this.#dispatcher.dispatch(batch),
     });
     this.#gate.onChange((reasons) => this.#gateChanged(reasons));
+    this.#transactions = new PartitionTransactions({
+      kafka: options.kafka,
+      groupId: options.groupId,
+      topic: options.topics.commands,
+      transactionalIdPrefix: options.transactionalIdPrefix,
+      logger: this.#log,
+      metrics: options.metrics,
+    });
     this.#reader = {
       defaultTransport: options.defaultTransport,
       transports: this.#transports,
@@ -248,7 +251,7 @@ export class Pipeline implements PipelineControl {
     }
     await this.#consumer?.stop();
     if (drained) await this.#clearIntents();
-    await this.#closeProducers([...this.#producers.keys()]);
+    await this.#transactions.close();
     this.#lifecycle = 'stopped';
     this.#log.info({ drained }, 'pipeline stopped');
     return drained;
@@ -487,12 +490,8 @@ export class Pipeline implements PipelineControl {
    */
   async #takeOver(partition: number): Promise<{ committed: bigint | undefined } | 'not-owner'> {
     if (!(await this.#stillMember().catch(() => false))) return 'not-owner';
-    await this.#producer(partition);
-    const offsets = await this.#options.kafka.committedOffsets(
-      this.#options.groupId,
-      this.#options.topics.commands,
-    );
-    const current = offsets.get(partition);
+    await this.#transactions.producer(partition);
+    const current = await this.#transactions.committed(partition);
     const committed = current && /^\d+$/.test(current.offset) ? BigInt(current.offset) : undefined;
     const intent = decodeSendIntent(current?.metadata);
     this.#checkedTakeover.add(partition);
@@ -565,7 +564,7 @@ export class Pipeline implements PipelineControl {
 
   /**
    * Commits records and the partition's offset (with the send intent still open, if
-   * any, as its metadata) atomically; retries with a fresh producer.
+   * any, as its metadata) atomically.
    * @returns false when it could not, or the partition was taken away meanwhile.
    */
   async #commitOffset(
@@ -577,68 +576,31 @@ export class Pipeline implements PipelineControl {
     assignment: number,
   ): Promise<boolean> {
     const { partition } = batch;
-    const metadata = intent ? encodeSendIntent(intent) : null;
-    const offsets = [{ topic: batch.topic, partition, offset, metadata }];
-    for (let attempt = 1; attempt <= COMMIT_ATTEMPTS; attempt += 1) {
-      try {
-        const producer = await this.#producer(partition);
-        // A transaction whose answer was lost may have committed: the new producer's
-        // initialisation completed it, so the group offset now tells (issue 8).
-        if (attempt > 1 && (await this.#alreadyCommitted(partition, offset, metadata))) {
-          return true;
-        }
-        await producer.commit(records, this.#options.groupId, offsets);
-        return true;
-      } catch (error: unknown) {
-        const message = error instanceof Error ? error.message : String(error);
-        this.#options.metrics.kafkaErrors.inc({ client: 'producer', kind: 'transaction' });
-        if (CONCURRENT_TRANSACTIONS.test(message) && attempt < COMMIT_ATTEMPTS) {
-          // The previous transaction's markers are still being written: nothing of this
-          // one started, so the same producer tries again shortly.
-          this.#log.debug({ partition, attempt }, 'transaction coordinator busy; retrying');
-          await sleep(25 * attempt);
-          continue;
-        }
-        this.#log.warn({ partition, attempt, err: message }, 'result transaction failed');
-        await this.#closeProducers([partition]);
-        if (FENCED.test(message)) {
-          if (assignment === this.#assignment) {
-            this.#fenced.set(partition, Date.now() + this.#options.fencedHoldMs);
-          }
-          this.#generation += 1;
-          this.#log.warn({ partition }, 'fenced by another replica: leaving the partition to it');
-          return false;
-        }
-        // The outcome of this attempt may be unknown (a restarting broker can still
-        // complete it): fence and read the group offset again before going on, but only
-        // while no rebalance may have given the partition to another replica.
+    const outcome = await this.#transactions.commit({
+      partition,
+      records,
+      offset,
+      metadata: intent ? encodeSendIntent(intent) : null,
+      mayRetry: async () => {
+        // The outcome may be unknown (a restarting broker can still complete it): read
+        // the group offset again before going on, but only while no rebalance may have
+        // given the partition to another replica, and while this member still owns it.
         if (!batch.isCurrent() || generation !== this.#generation) return false;
         this.#checkedTakeover.delete(partition);
         this.#ownIntent.add(partition);
-        // A retry initialises a new producer, which fences whoever holds the id: only
-        // while this member still owns the partition.
-        if (!(await this.#stillMember().catch(() => false))) {
-          this.#generation += 1;
-          return false;
-        }
-        await sleep(Math.min(5_000, 200 * 2 ** attempt));
+        if (await this.#stillMember().catch(() => false)) return true;
+        this.#generation += 1;
+        return false;
+      },
+    });
+    if (outcome === 'fenced') {
+      if (assignment === this.#assignment) {
+        this.#fenced.set(partition, Date.now() + this.#options.fencedHoldMs);
       }
+      this.#generation += 1;
+      this.#log.warn({ partition }, 'fenced by another replica: leaving the partition to it');
     }
-    return false;
-  }
-
-  async #alreadyCommitted(
-    partition: number,
-    offset: string,
-    metadata: string | null,
-  ): Promise<boolean> {
-    const committed = (
-      await this.#options.kafka.committedOffsets(
-        this.#options.groupId,
-        this.#options.topics.commands,
-      )
-    ).get(partition);
-    return committed?.offset === offset && (committed.metadata ?? null) === metadata;
+    return outcome === 'committed';
   }
 
   /** Whether the group is stable with this member in it (see KafkaClient.isStableMember). */
@@ -655,7 +617,7 @@ export class Pipeline implements PipelineControl {
       [...this.#committedNext].map(async ([partition, { topic, offset, assignment }]) => {
         if (assignment !== this.#assignment || this.#doubt.has(partition)) return;
         try {
-          const producer = await this.#producer(partition);
+          const producer = await this.#transactions.producer(partition);
           await producer.commit([], this.#options.groupId, [
             { topic, partition, offset, metadata: null },
           ]);
@@ -665,30 +627,6 @@ export class Pipeline implements PipelineControl {
             'clearing the send intent failed; the next owner looks its range up',
           );
         }
-      }),
-    );
-  }
-
-  #producer(partition: number): Promise<TransactionalProducer> {
-    let producer = this.#producers.get(partition);
-    if (!producer) {
-      const { kafka, transactionalIdPrefix, groupId, topics } = this.#options;
-      const created = kafka.createTransactionalProducer(
-        `${transactionalIdPrefix}-${groupId}-${topics.commands}-${partition}`,
-      );
-      producer = created.connect().then(() => created);
-      producer.catch(() => this.#producers.delete(partition));
-      this.#producers.set(partition, producer);
-    }
-    return producer;
-  }
-
-  async #closeProducers(partitions: readonly number[]): Promise<void> {
-    await Promise.all(
-      partitions.map(async (partition) => {
-        const producer = this.#producers.get(partition);
-        this.#producers.delete(partition);
-        await producer?.then((p) => p.disconnect()).catch(() => undefined);
       }),
     );
   }
@@ -708,7 +646,7 @@ export class Pipeline implements PipelineControl {
     for (const partition of [...this.#doubt.keys()]) {
       if (!owned.has(partition)) this.#doubt.delete(partition);
     }
-    const lost = [...this.#producers.keys()].filter((p) => !owned.has(p));
+    const lost = this.#transactions.partitions.filter((p) => !owned.has(p));
     for (const partition of [...this.#lag.keys()]) {
       if (owned.has(partition)) continue;
       this.#lag.delete(partition);
@@ -717,7 +655,7 @@ export class Pipeline implements PipelineControl {
         partition: String(partition),
       });
     }
-    void this.#closeProducers(lost);
+    void this.#transactions.close(lost);
     this.#log.info({ partitions }, 'partitions assigned');
   }
 

@@ -1,0 +1,140 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type {
+  KafkaClient,
+  OutboundRecord,
+  PartitionOffset,
+  TransactionalProducer,
+} from '../kafka/kafka-client.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { FerryMetrics } from '../observability/metrics.ts';
+
+const COMMIT_ATTEMPTS = 5;
+/** kafkajs texts of the broker errors that mean another producer took this transactional id. */
+const FENCED = /old epoch|fenced|INVALID_PRODUCER_EPOCH|PRODUCER_FENCED/i;
+/** kafkajs text of CONCURRENT_TRANSACTIONS: the previous transaction is still completing. */
+const CONCURRENT_TRANSACTIONS = /another concurrent operation on the same transaction/i;
+
+export interface PartitionTransactionsOptions {
+  readonly kafka: KafkaClient;
+  readonly groupId: string;
+  /** The input topic whose partitions the transactional ids follow. */
+  readonly topic: string;
+  /** Stable across restarts, so a restarted replica fences its predecessor. */
+  readonly transactionalIdPrefix: string;
+  readonly logger: Logger;
+  readonly metrics: FerryMetrics;
+}
+
+export interface CommitRequest {
+  readonly partition: number;
+  readonly records: readonly OutboundRecord[];
+  /** The group offset to commit, and the metadata stored with it. */
+  readonly offset: string;
+  readonly metadata: string | null;
+  /**
+   * Asked after an attempt whose outcome may be unknown, before a new producer is
+   * initialised (which fences whoever holds the transactional id): false gives up.
+   */
+  readonly mayRetry: () => Promise<boolean>;
+}
+
+/** `fenced`: another producer holds the partition's transactional id now. */
+export type CommitOutcome = 'committed' | 'fenced' | 'failed';
+
+/**
+ * One transactional producer per input partition (issue 8): records and the group
+ * offset of that partition commit together or not at all, and initialising the
+ * producer fences any other holder of the same id and completes its transaction.
+ */
+export class PartitionTransactions {
+  readonly #options: PartitionTransactionsOptions;
+  readonly #producers = new Map<number, Promise<TransactionalProducer>>();
+
+  constructor(options: PartitionTransactionsOptions) {
+    this.#options = options;
+  }
+
+  /** The partition's producer, created and initialised (fencing others) on first use. */
+  producer(partition: number): Promise<TransactionalProducer> {
+    let producer = this.#producers.get(partition);
+    if (!producer) {
+      const { kafka, transactionalIdPrefix, groupId, topic } = this.#options;
+      const created = kafka.createTransactionalProducer(
+        `${transactionalIdPrefix}-${groupId}-${topic}-${partition}`,
+      );
+      producer = created.connect().then(() => created);
+      producer.catch(() => this.#producers.delete(partition));
+      this.#producers.set(partition, producer);
+    }
+    return producer;
+  }
+
+  /** The group's committed offset (with metadata) of one partition, read now. */
+  async committed(partition: number): Promise<PartitionOffset | undefined> {
+    const { kafka, groupId, topic } = this.#options;
+    return (await kafka.committedOffsets(groupId, topic)).get(partition);
+  }
+
+  /**
+   * Commits records and the offset in one transaction; retries, after an unknown
+   * outcome with a new producer once `mayRetry` agrees, and first checks whether
+   * the failed attempt committed after all.
+   */
+  async commit(request: CommitRequest): Promise<CommitOutcome> {
+    const { partition, records, offset, metadata } = request;
+    const offsets = [{ topic: this.#options.topic, partition, offset, metadata }];
+    const log = this.#options.logger;
+    for (let attempt = 1; attempt <= COMMIT_ATTEMPTS; attempt += 1) {
+      try {
+        const producer = await this.producer(partition);
+        // A transaction whose answer was lost may have committed: the new producer's
+        // initialisation completed it, so the group offset now tells.
+        if (attempt > 1 && (await this.#alreadyCommitted(partition, offset, metadata))) {
+          return 'committed';
+        }
+        await producer.commit(records, this.#options.groupId, offsets);
+        return 'committed';
+      } catch (error: unknown) {
+        const message = error instanceof Error ? error.message : String(error);
+        this.#options.metrics.kafkaErrors.inc({ client: 'producer', kind: 'transaction' });
+        if (CONCURRENT_TRANSACTIONS.test(message) && attempt < COMMIT_ATTEMPTS) {
+          // The previous transaction's markers are still being written: nothing of this
+          // one started, so the same producer tries again shortly.
+          log.debug({ partition, attempt }, 'transaction coordinator busy; retrying');
+          await sleep(25 * attempt);
+          continue;
+        }
+        log.warn({ partition, attempt, err: message }, 'result transaction failed');
+        await this.close([partition]);
+        if (FENCED.test(message)) return 'fenced';
+        if (!(await request.mayRetry())) return 'failed';
+        await sleep(Math.min(5_000, 200 * 2 ** attempt));
+      }
+    }
+    return 'failed';
+  }
+
+  async #alreadyCommitted(
+    partition: number,
+    offset: string,
+    metadata: string | null,
+  ): Promise<boolean> {
+    const committed = await this.committed(partition);
+    return committed?.offset === offset && (committed.metadata ?? null) === metadata;
+  }
+
+  /** The partitions that have a producer (owned now or recently). */
+  get partitions(): number[] {
+    return [...this.#producers.keys()];
+  }
+
+  async close(partitions: readonly number[] = this.partitions): Promise<void> {
+    await Promise.all(
+      partitions.map(async (partition) => {
+        const producer = this.#producers.get(partition);
+        this.#producers.delete(partition);
+        await producer?.then((p) => p.disconnect()).catch(() => undefined);
+      }),
+    );
+  }
+}
