@@ -1,6 +1,6 @@
 /** The benchmark report: the table printed on stdout and the JSON written under .bench/. */
 import type { MicroResult } from './micro.ts';
-import type { BaselineScenario, FerryScenario } from './scenarios.ts';
+import type { BaselineScenario, FerryScenario, MedianFigures } from './scenarios.ts';
 
 export interface ScenarioReport {
   readonly latencyMs: number;
@@ -97,6 +97,30 @@ function row(cells: readonly string[], widths: readonly number[]): string {
 }
 
 /** The human-readable table. */
+/** A table row of median figures (ferry's bursts and the baseline share the shape). */
+function medianRow(
+  label: string,
+  f: MedianFigures,
+  peakRssBytes: number,
+  widths: readonly number[],
+): string {
+  return row(
+    [
+      label,
+      n(f.commandsPerSecond),
+      n(f.p50Ms),
+      n(f.p95Ms),
+      n(f.p99Ms),
+      n(f.maxMs),
+      n(f.p99VisibleMs),
+      n(f.cpuMsPerThousandCommands),
+      n(f.operationsPerEnvelope, 1),
+      n(peakRssBytes / MIB),
+    ],
+    widths,
+  );
+}
+
 export function formatReport(report: BenchReport): string {
   const out: string[] = [];
   out.push(
@@ -127,23 +151,7 @@ export function formatReport(report: BenchReport): string {
   for (const s of report.scenarios) {
     const f = s.ferry.median;
     const b = s.baseline.median;
-    out.push(
-      row(
-        [
-          `ferry, ${s.latencyMs} ms, burst`,
-          n(f.commandsPerSecond),
-          n(f.p50Ms),
-          n(f.p95Ms),
-          n(f.p99Ms),
-          n(f.maxMs),
-          n(f.p99VisibleMs),
-          n(f.cpuMsPerThousandCommands),
-          n(f.operationsPerEnvelope, 1),
-          n(s.ferry.peakRssBytes / MIB),
-        ],
-        widths,
-      ),
-    );
+    out.push(medianRow(`ferry, ${s.latencyMs} ms, burst`, f, s.ferry.peakRssBytes, widths));
     const h = s.ferry.halfRate.run;
     out.push(
       row(
@@ -163,19 +171,10 @@ export function formatReport(report: BenchReport): string {
       ),
     );
     out.push(
-      row(
-        [
-          `baseline, ${s.latencyMs} ms (${s.baseline.windowSeconds} s window)`,
-          n(b.commandsPerSecond),
-          n(b.p50Ms),
-          n(b.p95Ms),
-          n(b.p99Ms),
-          n(b.maxMs),
-          n(b.p99VisibleMs),
-          n(b.cpuMsPerThousandCommands),
-          n(b.operationsPerEnvelope, 1),
-          n(s.baseline.peakRssBytes / MIB),
-        ],
+      medianRow(
+        `baseline, ${s.latencyMs} ms (${s.baseline.windowSeconds} s window)`,
+        b,
+        s.baseline.peakRssBytes,
         widths,
       ),
     );

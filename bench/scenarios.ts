@@ -53,6 +53,23 @@ async function createTopics(context: BenchContext, names: readonly string[], par
   context.createdTopics.push(...names);
 }
 
+/** Creates a run's topics and starts reading its results topic. */
+async function startRun(
+  context: BenchContext,
+  base: string,
+  topics: { readonly results: string } & Record<string, string>,
+  partitions: number,
+): Promise<ResultCollector> {
+  await createTopics(context, Object.values(topics), partitions);
+  const collector = new ResultCollector({
+    brokers: [context.brokers],
+    topic: topics.results,
+    groupId: `${base}.collector`,
+  });
+  await collector.start();
+  return collector;
+}
+
 /** The emulator as a child process, with its control route as the run's gateway probe. */
 export class EmulatorChild implements GatewayProbe {
   readonly child: BenchChild;
@@ -178,13 +195,7 @@ export async function runFerryScenario(
     status: `${base}.status`,
     dlq: `${base}.dlq`,
   };
-  await createTopics(context, Object.values(topics), settings.partitions);
-  const collector = new ResultCollector({
-    brokers: [context.brokers],
-    topic: topics.results,
-    groupId: `${base}.collector`,
-  });
-  await collector.start();
+  const collector = await startRun(context, base, topics, settings.partitions);
   const httpPort = await freePort();
   const ferry = new BenchChild({
     name: 'ferry',
@@ -312,13 +323,7 @@ export async function runBaselineScenario(
   for (let i = 1; i <= settings.runs; i++) {
     const base = `bench.${context.runId}.baseline.${settings.latencyMs}ms.${i}`;
     const topics = { commands: `${base}.commands`, results: `${base}.results` };
-    await createTopics(context, Object.values(topics), settings.partitions);
-    const collector = new ResultCollector({
-      brokers: [context.brokers],
-      topic: topics.results,
-      groupId: `${base}.collector`,
-    });
-    await collector.start();
+    const collector = await startRun(context, base, topics, settings.partitions);
     const baseline = new BenchChild({
       name: 'baseline',
       cwd: context.root,
