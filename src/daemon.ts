@@ -99,7 +99,10 @@ export class Daemon implements HealthSource {
             }),
           }
         : {}),
+      // Another replica's last send started before its lease lapsed, which is before the
+      // group could move its partitions here; it ends within a request timeout.
       inDoubtSettleMs: config.FERRY_REQUEST_TIMEOUT_MS + 2_000,
+      leaseMs: Math.floor(config.FERRY_KAFKA_SESSION_TIMEOUT_MS / 2),
       lookupDelayMs: config.FERRY_REQUEST_TIMEOUT_MS,
       fencedHoldMs: config.FERRY_KAFKA_SESSION_TIMEOUT_MS,
       sessionTimeoutMs: config.FERRY_KAFKA_SESSION_TIMEOUT_MS,

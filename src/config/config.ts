@@ -171,6 +171,15 @@ function checkCrossFields(config: Config): void {
       'is required unless FERRY_ADMIN_LOOPBACK_ONLY=true binds the admin API to loopback',
     );
   }
+  if (config.FERRY_REQUEST_TIMEOUT_MS >= config.FERRY_KAFKA_SESSION_TIMEOUT_MS) {
+    // A handover waits a request timeout for the previous owner's last sends to end: a
+    // request that outlives a session outlives the membership it was sent under, and
+    // makes every takeover slower than noticing the failure it recovers from.
+    throw new ConfigError(
+      'FERRY_REQUEST_TIMEOUT_MS',
+      `must be below FERRY_KAFKA_SESSION_TIMEOUT_MS (${config.FERRY_KAFKA_SESSION_TIMEOUT_MS}), got ${config.FERRY_REQUEST_TIMEOUT_MS}`,
+    );
+  }
   if (config.FERRY_RETRY_MAX_MS < config.FERRY_RETRY_BASE_MS) {
     throw new ConfigError('FERRY_RETRY_MAX_MS', 'must not be below FERRY_RETRY_BASE_MS');
   }

@@ -70,6 +70,8 @@ export interface EmulatorStats {
   sendsById: Record<string, number>;
   /** Ids accepted more than once. */
   duplicates: string[];
+  /** `status` operations received per client `id` (as a string): lookups of a command. */
+  statusLookupsById: Record<string, number>;
   /** Request-level faults injected, and async requests refused. */
   faults: Record<RequestFault, number> & { asyncRefused: number };
   /** Callbacks acknowledged with HTTP 200, given up, and still to deliver. */
@@ -207,6 +209,7 @@ export class Emulator {
       acceptedMessages: counts.acceptedMessages,
       sendsById: options.withSendsById === false ? {} : this.#gateway.ledger.sendsById(),
       duplicates: this.#gateway.ledger.duplicates(),
+      statusLookupsById: options.withSendsById === false ? {} : this.#gateway.statusLookupsById(),
       faults: { ...this.#faults, asyncRefused: counts.asyncRefused },
       callbacksSent: callbacks.sent,
       callbacksFailed: callbacks.failed,

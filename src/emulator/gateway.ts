@@ -64,6 +64,8 @@ export class Gateway {
   #nextRequestNumber = 0;
   readonly #requestIdPrefix = Date.now().toString(36);
   #counts: GatewayCounts = freshCounts();
+  /** `status` operations asked per id: how often a client looked a command up. */
+  #statusLookups = new Map<string, number>();
 
   constructor(options: GatewayOptions) {
     this.#apiKey = options.apiKey;
@@ -95,12 +97,18 @@ export class Gateway {
     return this.#counts;
   }
 
+  /** `status` operations received per client `id` (as a string) since the last reset. */
+  statusLookupsById(): Record<string, number> {
+    return Object.fromEntries(this.#statusLookups);
+  }
+
   /** Forgets accepted messages, templates and counters; restores the balance. Knobs and key stay. */
   reset(): void {
     this.account.reset();
     this.ledger.reset();
     this.templates.reset();
     this.#counts = freshCounts();
+    this.#statusLookups = new Map();
   }
 
   /**
@@ -159,11 +167,20 @@ export class Gateway {
     };
   }
 
+  #countLookup(operation: unknown): void {
+    if (typeof operation !== 'object' || operation === null) return;
+    const { type, id } = operation as { type?: unknown; id?: unknown };
+    if (type !== 'status' || (typeof id !== 'number' && typeof id !== 'string')) return;
+    const key = String(id);
+    this.#statusLookups.set(key, (this.#statusLookups.get(key) ?? 0) + 1);
+  }
+
   #performSync(operations: readonly unknown[], nowMs: number): EnvelopeAnswer {
     const context = this.#context(nowMs, undefined);
     const items: ResponseItemBody[] = new Array(operations.length);
     const jobs: CallbackJob[] = [];
     for (let index = 0; index < operations.length; index += 1) {
+      this.#countLookup(operations[index]);
       const outcome = processOperation(context, operations[index]);
       items[index] = outcome.item;
       this.#recordAccepted(outcome.accepted, jobs);

@@ -167,8 +167,19 @@ export class TransactionalProducer {
     this.#producer = producer;
     this.transactionalId = transactionalId;
   }
+  /**
+   * Connects and initialises the transactional id, which bumps its epoch: from here on
+   * a previous holder of the id (a replica that was frozen or expelled) can no longer
+   * commit, and its open transaction is aborted. kafkajs's `connect()` alone does not
+   * do this (it registers the transactional id only at the first `transaction()`), so
+   * an empty transaction is begun and dropped locally: that is what sends
+   * InitProducerId with the transactional id.
+   */
   async connect(): Promise<void> {
     await this.#producer.connect();
+    const transaction = await this.#producer.transaction();
+    // Nothing was added to it, so kafkajs ends it without a request to the broker.
+    await transaction.abort();
   }
   /**
    * Commits `records` and the group's `offsets` in one transaction; aborts on failure.
@@ -208,6 +219,7 @@ export interface RecordBatch {
   readonly records: readonly InboundRecord[];
   /** Records behind this batch's last one (high watermark − last offset − 1). */
   readonly lag: number;
+  /** Sends a heartbeat when the last one is older than the consumer's heartbeat interval. */
   heartbeat(): Promise<void>;
   /** False once the consumer is stopping or the partition was taken away by a rebalance. */
   isCurrent(): boolean;
@@ -227,6 +239,12 @@ export interface BatchConsumerOptions {
   readonly maxBytes?: number;
   readonly sessionTimeoutMs?: number;
   /**
+   * How often the member heartbeats. Default: a tenth of the session timeout, at most
+   * 3 s and at least 100 ms, so that a heartbeat throttled by kafkajs (it skips one sent
+   * sooner than this after the previous) still arrives well within the session.
+   */
+  readonly heartbeatIntervalMs?: number;
+  /**
    * Longest wait of a fetch for new records. kafkajs also sleeps this long when every
    * partition is paused, so it bounds how soon fetching restarts after a pause. Default 250.
    */
@@ -240,6 +258,16 @@ export interface BatchConsumerOptions {
   readonly onCrash?: (error: Error) => void;
 }
 
+/** Requests whose success confirms the group membership (kafkajs API names). */
+const MEMBERSHIP_REQUESTS = new Set(['Heartbeat', 'SyncGroup']);
+
+/** The heartbeat interval a batch consumer uses (see BatchConsumerOptions.heartbeatIntervalMs). */
+export function heartbeatIntervalOf(options: BatchConsumerOptions): number {
+  if (options.heartbeatIntervalMs !== undefined) return options.heartbeatIntervalMs;
+  const session = options.sessionTimeoutMs ?? 30_000;
+  return Math.max(100, Math.min(3_000, Math.floor(session / 10)));
+}
+
 /** A consumer group member that hands whole fetched batches to one handler, per partition in order. */
 export class BatchConsumer {
   readonly #consumer: Consumer;
@@ -247,11 +275,25 @@ export class BatchConsumer {
   #running = false;
   #assigned: readonly number[] = [];
   #memberId: string | undefined;
+  /** When the coordinator last confirmed this membership (a heartbeat or a join), ms. */
+  #confirmedAt = 0;
 
   constructor(consumer: Consumer, options: BatchConsumerOptions) {
     this.#consumer = consumer;
     this.#options = options;
+    this.heartbeatIntervalMs = heartbeatIntervalOf(options);
+    // The coordinator counts the session from when it received a request, so the time
+    // the request was sent, not when its answer was handled, is what the membership is
+    // sure of: a process frozen between the two must not take the answer for fresh.
+    let lastSentAt = 0;
+    consumer.on(consumer.events.REQUEST, (event) => {
+      if (MEMBERSHIP_REQUESTS.has(event.payload.apiName)) lastSentAt = event.payload.sentAt;
+    });
+    consumer.on(consumer.events.HEARTBEAT, () => {
+      this.#confirmedAt = lastSentAt;
+    });
     consumer.on(consumer.events.GROUP_JOIN, (event) => {
+      this.#confirmedAt = lastSentAt;
       this.#memberId = event.payload.memberId;
       this.#assigned = [...(event.payload.memberAssignment[options.topic] ?? [])].sort(
         (a, b) => a - b,
@@ -262,6 +304,19 @@ export class BatchConsumer {
       if (!event.payload.restart) options.onCrash?.(event.payload.error);
     });
     consumer.on(consumer.events.REBALANCING, () => options.onRebalancing?.());
+  }
+
+  readonly heartbeatIntervalMs: number;
+
+  /**
+   * When the group coordinator last confirmed this member (its last successful
+   * heartbeat or join), in ms since the epoch; 0 before the first join. The member is
+   * expelled a session timeout after the last heartbeat the coordinator received, so a
+   * sender that checks this against a lease shorter than the session stops before its
+   * partitions can have moved to another replica, even after the process was frozen.
+   */
+  get confirmedAt(): number {
+    return this.#confirmedAt;
   }
 
   /** This member's id in the group, from its last join. */
@@ -511,7 +566,7 @@ export class KafkaClient {
     const consumer = this.#kafka.consumer({
       groupId: options.groupId,
       sessionTimeout: options.sessionTimeoutMs ?? 30_000,
-      heartbeatInterval: 3_000,
+      heartbeatInterval: heartbeatIntervalOf(options),
       maxBytesPerPartition: options.maxBytesPerPartition ?? 1024 * 1024,
       maxWaitTimeInMs: options.fetchMaxWaitMs ?? 250,
       maxBytes: options.maxBytes ?? 4 * 1024 * 1024,

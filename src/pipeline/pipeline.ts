@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Transport } from '../contract/index.ts';
 import type {
@@ -55,10 +56,17 @@ export interface PipelineOptions {
   readonly retryBaseMs: number;
   readonly retryMaxMs: number;
   /**
-   * How long after another replica's send intent its sends can no longer be in flight
-   * (its request timeout plus a margin); only then are its commands looked up.
+   * How long, counted on this replica's clock from its takeover, another replica's sends
+   * of the partition can still be in flight (a request timeout plus a margin: that
+   * replica stops starting sends once its lease lapses); only then are they looked up.
    */
   readonly inDoubtSettleMs: number;
+  /**
+   * A replica sends only while the group coordinator confirmed its membership less than
+   * this long ago (ms). Shorter than the session timeout, so a replica that was frozen
+   * or cut off stops sending before its partitions can have moved to another one.
+   */
+  readonly leaseMs: number;
   /** How long a fenced partition is left alone unless the group reassigns it (the session timeout). */
   readonly fencedHoldMs: number;
   /** Least wait between a failed attempt and the status lookup of its sends (the request timeout). */
@@ -94,8 +102,37 @@ function maxOffset(a: string, b: string | undefined): string {
 
 type Lifecycle = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped';
 
-const HEARTBEAT_INTERVAL_MS = 3_000;
 const FENCED_RETRY_MS = 500;
+
+/** `value`, or undefined as soon as `signal` aborts (whatever `value` does later is ignored). */
+function unlessAborted<T>(value: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  if (signal.aborted) return Promise.resolve(undefined);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => resolve(undefined);
+    signal.addEventListener('abort', onAbort, { once: true });
+    value.then(
+      (result) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(result);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** Waits `ms`; false when `signal` aborted the wait. */
+async function pause(ms: number, signal: AbortSignal): Promise<boolean> {
+  if (ms <= 0) return !signal.aborted;
+  try {
+    await sleep(ms, undefined, { signal });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /**
  * Commands in, results out: consumes the commands topic in batches per partition,
@@ -118,6 +155,8 @@ export class Pipeline implements PipelineControl {
   #backpressure = false;
   #lastError: string | undefined;
   #accessDeniedTimer: NodeJS.Timeout | undefined;
+  /** Names this process in the send intents it writes. */
+  readonly #instanceId = randomUUID();
   /** Per partition: the group offset this replica committed last, and in which assignment. */
   readonly #committedNext = new Map<
     number,
@@ -143,8 +182,14 @@ export class Pipeline implements PipelineControl {
    * bound covers a fencing that was the coordinator's own (a transaction timed out).
    */
   readonly #fenced = new Map<number, number>();
-  /** Partitions read again after this replica's own failed commit, in this assignment. */
-  readonly #ownIntent = new Set<number>();
+  /** Aborted when the generation changes: batches of the old one stop waiting at once. */
+  #generationAbort = new AbortController();
+  /**
+   * Per partition, by offset: sends of a batch that a rebalance cut short, still on
+   * their way. When the partition stays with this replica, the batch read again takes
+   * their outcomes over instead of looking them up or sending them again.
+   */
+  readonly #carried = new Map<number, Map<string, Promise<SendOutcome | undefined>>>();
   /** Counts assignments, so a batch of an earlier one cannot mark a partition of this one. */
   #assignment = 0;
   /** Per partition: no lookups before this time (ms), after a batch was abandoned mid-send. */
@@ -214,7 +259,7 @@ export class Pipeline implements PipelineControl {
       onBatch: (batch) => this.#handleBatch(batch),
       onAssignment: (partitions) => this.#assigned(partitions),
       onRebalancing: () => {
-        this.#generation += 1;
+        this.#newGeneration();
         this.#log.info('rebalance started: batches in progress stop sending');
       },
       onCrash: (error) => {
@@ -293,17 +338,25 @@ export class Pipeline implements PipelineControl {
     metrics.consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, batch.lag);
 
     // Keeps the group membership alive while envelopes are out (or held by a closed gate).
+    // Twice per heartbeat interval: kafkajs skips a heartbeat asked for sooner than the
+    // interval after the previous one, so asking only once per interval could leave
+    // almost two intervals between heartbeats.
+    const heartbeatEveryMs = Math.max(
+      50,
+      Math.floor((this.#consumer?.heartbeatIntervalMs ?? 3000) / 2),
+    );
     const heartbeat = setInterval(() => {
       batch.heartbeat().catch((error: unknown) => {
         // The group is rebalancing or forgot this member: partitions may belong to
-        // another replica already, so batches in progress stop sending (issue 8).
-        this.#generation += 1;
+        // another replica already, so batches in progress stop sending and return, and
+        // kafkajs can rejoin without waiting for the gateway.
+        this.#newGeneration();
         this.#log.info(
           { err: error instanceof Error ? error.message : String(error) },
           'heartbeat failed: batches in progress stop sending',
         );
       });
-    }, HEARTBEAT_INTERVAL_MS);
+    }, heartbeatEveryMs);
     this.#track(batch.records.length);
     // One batch of a partition at a time, across rebalances too: a batch of an older
     // generation may still be committing through the partition's transactional producer.
@@ -315,7 +368,12 @@ export class Pipeline implements PipelineControl {
     this.#partitionTurns.set(batch.partition, turn);
     try {
       await previous;
-      return await this.#process(batch, this.#generation, this.#assignment);
+      return await this.#process(
+        batch,
+        this.#generation,
+        this.#assignment,
+        this.#generationAbort.signal,
+      );
     } finally {
       done();
       if (this.#partitionTurns.get(batch.partition) === turn) {
@@ -326,16 +384,22 @@ export class Pipeline implements PipelineControl {
     }
   }
 
+  /**
+   * One fetched batch of a partition, from takeover to committed results. Every wait in
+   * it ends as soon as a rebalance starts (`signal`): the batch is then read again, so
+   * kafkajs can rejoin the group without waiting for the gateway, a lookup or a commit.
+   */
   async #process(
     batch: RecordBatch,
     generation: number,
     assignment: number,
+    signal: AbortSignal,
   ): Promise<BatchVerdict> {
     const fencedUntil = this.#fenced.get(batch.partition);
     if (fencedUntil !== undefined && Date.now() < fencedUntil) {
       // Another replica initialised this partition's producer: it is not ours until the
       // group says so again. Touching the producer now would fence the rightful owner.
-      await sleep(FENCED_RETRY_MS);
+      await pause(FENCED_RETRY_MS, signal);
       return 'again';
     }
     if (fencedUntil !== undefined) {
@@ -343,15 +407,16 @@ export class Pipeline implements PipelineControl {
       this.#checkedTakeover.delete(batch.partition);
     }
     const quietMs = (this.#quietUntil.get(batch.partition) ?? 0) - Date.now();
-    if (quietMs > 0) await sleep(quietMs);
+    if (!(await pause(quietMs, signal))) return 'again';
     this.#quietUntil.delete(batch.partition);
     if (!this.#checkedTakeover.has(batch.partition)) {
-      const takeover = await this.#takeOver(batch.partition);
+      const takeover = await this.#takeOver(batch.partition, signal);
+      if (takeover === 'rebalancing') return 'again';
       if (takeover === 'not-owner') {
         // The group is rebalancing or forgot this member: fencing now could take the
         // partition from its rightful owner. kafkajs rejoins, and the group decides.
-        this.#generation += 1;
-        await sleep(FENCED_RETRY_MS);
+        this.#newGeneration();
+        await pause(FENCED_RETRY_MS, signal);
         return 'again';
       }
       if (takeover.committed !== undefined) this.#floor.set(batch.partition, takeover.committed);
@@ -392,6 +457,7 @@ export class Pipeline implements PipelineControl {
         const intent: SendIntent = {
           untilOffset: maxOffset(ahead(lastOffset, inbound.length), doubt?.untilOffset),
           atMs: Date.now(),
+          by: this.#instanceId,
         };
         const written = await this.#commitOffset(
           batch,
@@ -411,12 +477,36 @@ export class Pipeline implements PipelineControl {
         atMs: Date.now(),
       });
     }
-    const isCurrent = () => batch.isCurrent() && this.#generation === generation;
-    const pending = commands.map((command) =>
-      this.#send(command, isInDoubt(command.record.offset), isCurrent),
-    );
+    const isCurrent = () =>
+      batch.isCurrent() && this.#generation === generation && this.#leaseHeld();
+    const carried = this.#carried.get(batch.partition);
+    const pending = commands.map((command) => {
+      const inDoubt = isInDoubt(command.record.offset);
+      const earlier = carried?.get(command.record.offset);
+      if (!earlier) return this.#send(command, inDoubt, isCurrent);
+      carried?.delete(command.record.offset);
+      // Sent (or being sent) by this replica before the rebalance: its answer is the
+      // outcome; only what was never sent goes out now.
+      return earlier.then((outcome) =>
+        outcome?.kind === 'abandoned' ? this.#send(command, inDoubt, isCurrent) : outcome,
+      );
+    });
+    if (carried?.size === 0) this.#carried.delete(batch.partition);
     if (this.#lifecycle === 'stopping') this.#batcher.flushAll();
-    const outcomes = await Promise.all(pending);
+    const outcomes = await unlessAborted(Promise.all(pending), signal);
+    if (outcomes === undefined) {
+      // A rebalance started: the batch returns now and is read again. Its sends in
+      // flight go on; if the partition stays here, their answers are taken over.
+      const stillOnTheirWay = new Map<string, Promise<SendOutcome | undefined>>();
+      commands.forEach((command, index) => {
+        stillOnTheirWay.set(
+          command.record.offset,
+          pending[index] as Promise<SendOutcome | undefined>,
+        );
+      });
+      this.#carried.set(batch.partition, stillOnTheirWay);
+      return 'again';
+    }
     if (outcomes.some((outcome) => outcome?.kind === 'abandoned')) {
       // Requests of this batch may still be on their way through the gateway: the batch
       // is read again, and its lookups wait until those can have landed.
@@ -451,6 +541,7 @@ export class Pipeline implements PipelineControl {
     const nextIntent: SendIntent = {
       untilOffset: maxOffset(ahead(lastOffset, inbound.length), remaining?.untilOffset),
       atMs: Date.now(),
+      by: this.#instanceId,
     };
     const next = (BigInt(lastOffset) + 1n).toString();
     const committed = await this.#commitOffset(
@@ -484,36 +575,66 @@ export class Pipeline implements PipelineControl {
    * What this replica must know about a partition before its first batch in an
    * assignment, read only after its transactional producer is initialised: that
    * fences the previous owner (a zombie can no longer commit) and completes its
-   * pending transaction, so the group offset read next is final (issue 8).
-   * Returns the committed offset and the send intent the previous owner left, which
-   * is looked up only once its sends can no longer be in flight.
+   * pending transaction, so the group offset read next is final.
+   * Returns the committed offset; the send intent found beside it puts its range in
+   * doubt, looked up before any resend once the writer's sends can no longer be in
+   * flight: at once for this process's own intent (its sends cut short by a rebalance
+   * are carried over or waited out), else after `inDoubtSettleMs` on this clock.
    */
-  async #takeOver(partition: number): Promise<{ committed: bigint | undefined } | 'not-owner'> {
+  async #takeOver(
+    partition: number,
+    signal: AbortSignal,
+  ): Promise<{ committed: bigint | undefined } | 'not-owner' | 'rebalancing'> {
     if (!(await this.#stillMember().catch(() => false))) return 'not-owner';
     await this.#transactions.producer(partition);
     const current = await this.#transactions.committed(partition);
     const committed = current && /^\d+$/.test(current.offset) ? BigInt(current.offset) : undefined;
     const intent = decodeSendIntent(current?.metadata);
-    this.#checkedTakeover.add(partition);
+    if (committed !== undefined) this.#forgetCarriedBelow(partition, committed);
     if (!intent || committed === undefined || BigInt(intent.untilOffset) < committed) {
+      this.#checkedTakeover.add(partition);
       return { committed };
     }
-    if (this.#ownIntent.delete(partition)) {
-      // Read again after this replica's own failed commit: the intent is its own, and
-      // its requests are all answered (the batch waited for them), so no wait.
+    if (intent.by !== this.#instanceId) {
+      const waitMs = this.#options.inDoubtSettleMs;
+      this.#log.warn(
+        { partition, untilOffset: intent.untilOffset, waitMs },
+        'taking over commands that may have reached the gateway; they are looked up before any resend',
+      );
+      if (!(await pause(waitMs, signal))) return 'rebalancing';
+      // Not counted as covering this replica's sends: the first batch writes an intent
+      // of its own, so that the intent stored always names the replica that sent last.
+      this.#checkedTakeover.add(partition);
       this.#doubt.set(partition, intent);
-      this.#covered.set(partition, BigInt(intent.untilOffset));
       return { committed };
     }
-    const waitMs = intent.atMs + this.#options.inDoubtSettleMs - Date.now();
-    this.#log.warn(
-      { partition, untilOffset: intent.untilOffset, waitMs: Math.max(0, waitMs) },
-      'taking over commands that may have reached the gateway; they are looked up before any resend',
-    );
-    if (waitMs > 0) await sleep(waitMs);
+    this.#checkedTakeover.add(partition);
     this.#doubt.set(partition, intent);
     this.#covered.set(partition, BigInt(intent.untilOffset));
     return { committed };
+  }
+
+  /** Drops carried-over sends of offsets another owner already committed. */
+  #forgetCarriedBelow(partition: number, committed: bigint): void {
+    const carried = this.#carried.get(partition);
+    if (!carried) return;
+    for (const offset of [...carried.keys()]) {
+      if (BigInt(offset) < committed) carried.delete(offset);
+    }
+    if (carried.size === 0) this.#carried.delete(partition);
+  }
+
+  /** Whether the coordinator confirmed this member recently enough to send (see `leaseMs`). */
+  #leaseHeld(): boolean {
+    const confirmedAt = this.#consumer?.confirmedAt ?? 0;
+    return Date.now() - confirmedAt < this.#options.leaseMs;
+  }
+
+  /** A new generation: batches of the older ones stop sending and stop waiting. */
+  #newGeneration(): void {
+    this.#generation += 1;
+    this.#generationAbort.abort();
+    this.#generationAbort = new AbortController();
   }
 
   #send(
@@ -587,9 +708,8 @@ export class Pipeline implements PipelineControl {
         // given the partition to another replica, and while this member still owns it.
         if (!batch.isCurrent() || generation !== this.#generation) return false;
         this.#checkedTakeover.delete(partition);
-        this.#ownIntent.add(partition);
         if (await this.#stillMember().catch(() => false)) return true;
-        this.#generation += 1;
+        this.#newGeneration();
         return false;
       },
     });
@@ -597,7 +717,7 @@ export class Pipeline implements PipelineControl {
       if (assignment === this.#assignment) {
         this.#fenced.set(partition, Date.now() + this.#options.fencedHoldMs);
       }
-      this.#generation += 1;
+      this.#newGeneration();
       this.#log.warn({ partition }, 'fenced by another replica: leaving the partition to it');
     }
     return outcome === 'committed';
@@ -636,7 +756,9 @@ export class Pipeline implements PipelineControl {
     // What the group coordinator says about partitions is read again after every rebalance.
     this.#assignment += 1;
     this.#covered.clear();
-    this.#ownIntent.clear();
+    for (const partition of [...this.#carried.keys()]) {
+      if (!owned.has(partition)) this.#carried.delete(partition);
+    }
     for (const partition of [...this.#committedNext.keys()]) {
       if (!owned.has(partition)) this.#committedNext.delete(partition);
     }

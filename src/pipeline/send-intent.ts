@@ -14,8 +14,14 @@ import { type OperationType, sendOperationTypes } from '../contract/index.ts';
 export interface SendIntent {
   /** Last offset of the range being sent; the range starts at the committed offset. */
   readonly untilOffset: string;
-  /** When the intent was written, ms since the epoch. */
+  /** When the intent was written, ms since the epoch (the writer's clock: for logs only). */
   readonly atMs: number;
+  /**
+   * The process that wrote it (a random id per start). A replica that reads back an
+   * intent of its own knows which of those sends it still has in flight; any other
+   * writer's sends are waited out on the reader's own clock.
+   */
+  readonly by?: string;
 }
 
 const PREFIX = 'ferry-intent:v1:';
@@ -31,7 +37,8 @@ export function decodeSendIntent(metadata: string | null | undefined): SendInten
     const value = JSON.parse(metadata.slice(PREFIX.length)) as Partial<SendIntent>;
     if (typeof value.untilOffset !== 'string' || !/^\d+$/.test(value.untilOffset)) return undefined;
     if (typeof value.atMs !== 'number' || !Number.isFinite(value.atMs)) return undefined;
-    return { untilOffset: value.untilOffset, atMs: value.atMs };
+    const intent = { untilOffset: value.untilOffset, atMs: value.atMs };
+    return typeof value.by === 'string' ? { ...intent, by: value.by } : intent;
   } catch {
     return undefined;
   }

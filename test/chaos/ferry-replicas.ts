@@ -90,6 +90,23 @@ export class ReplicaSet {
     if (!this.#stopping) this.#spawn(replica);
   }
 
+  /**
+   * SIGSTOP, then SIGCONT after `forMs`: the replica is frozen as by a long GC pause or
+   * a stalled node, its sockets open and its timers stopped, and then goes on.
+   */
+  async freeze(name: string, forMs: number): Promise<void> {
+    const { child, log } = this.#get(name);
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    log.write(`\n##### chaos: SIGSTOP for ${forMs} ms at ${new Date().toISOString()}\n`);
+    child.kill('SIGSTOP');
+    try {
+      await new Promise((r) => setTimeout(r, forMs));
+    } finally {
+      child.kill('SIGCONT');
+      log.write(`\n##### chaos: SIGCONT at ${new Date().toISOString()}\n`);
+    }
+  }
+
   /** SIGTERM every replica (a graceful stop), SIGKILL after `graceMs`; closes the logs. */
   async stopAll(graceMs: number): Promise<void> {
     if (this.#stopping) return;

@@ -43,6 +43,14 @@ const failures: [Record<string, string>, string][] = [
     'FERRY_CALLBACK_TOKEN: is required when callbacks are on',
   ],
   [
+    { ...minimal, FERRY_KAFKA_SESSION_TIMEOUT_MS: '6000', FERRY_REQUEST_TIMEOUT_MS: '20000' },
+    'FERRY_REQUEST_TIMEOUT_MS: must be below FERRY_KAFKA_SESSION_TIMEOUT_MS (6000), got 20000',
+  ],
+  [
+    { ...minimal, FERRY_REQUEST_TIMEOUT_MS: '30000' },
+    'FERRY_REQUEST_TIMEOUT_MS: must be below FERRY_KAFKA_SESSION_TIMEOUT_MS (30000), got 30000',
+  ],
+  [
     { FERRY_API_KEY: 'k', FERRY_SYNC_BASE_URL: 'http://x' },
     'FERRY_ADMIN_TOKEN: is required unless FERRY_ADMIN_LOOPBACK_ONLY=true binds the admin API to loopback',
   ],

@@ -9,6 +9,14 @@ import {
 test('a send intent survives the round trip through offset metadata', () => {
   const intent = { untilOffset: '12345678901234', atMs: 1_700_000_000_000 };
   assert.deepEqual(decodeSendIntent(encodeSendIntent(intent)), intent);
+  const owned = { ...intent, by: 'a1b2' };
+  assert.deepEqual(decodeSendIntent(encodeSendIntent(owned)), owned);
+});
+
+test('an intent without a writer, as older versions wrote it, reads as a foreign one', () => {
+  const decoded = decodeSendIntent('ferry-intent:v1:{"untilOffset":"7","atMs":1}');
+  assert.deepEqual(decoded, { untilOffset: '7', atMs: 1 });
+  assert.equal(decoded?.by, undefined);
 });
 
 test('metadata that is not a ferry intent is ignored', () => {

@@ -1,0 +1,30 @@
+/**
+ * The CI form of the slow-gateway scenario (the full one runs in `make chaos`): a
+ * gateway answering in 3 s, a 6 s session and a 5 s request timeout, with and without
+ * one of two replicas frozen for 12 s. See slow-gateway.ts for what is checked.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { runSlowGateway } from './slow-gateway.ts';
+
+const base = {
+  commands: 1_600,
+  partitions: 6,
+  gatewayLatencyMs: 3_000,
+  sessionTimeoutMs: 6_000,
+  requestTimeoutMs: 5_000,
+  concurrency: 4,
+  batchMaxOps: 20,
+  brokerHeapMb: 384,
+};
+
+for (const freezeMs of [0, 12_000]) {
+  test(`slow gateway, 6 s session${freezeMs ? ', one replica frozen 12 s' : ''}: every result in time, nothing sent or looked up twice, no needless rebalance`, {
+    timeout: 240_000,
+  }, async (t) => {
+    const lines: string[] = [];
+    const report = await runSlowGateway({ ...base, freezeMs, log: (line) => lines.push(line) });
+    t.diagnostic(JSON.stringify(report.figures));
+    assert.deepEqual(report.violations, [], lines.join('\n'));
+  });
+}
