@@ -52,6 +52,7 @@ export class Daemon implements HealthSource {
       brokers: config.FERRY_KAFKA_BROKERS,
       clientId: config.FERRY_KAFKA_CLIENT_ID,
       logger,
+      compression: config.FERRY_KAFKA_COMPRESSION,
       onError: (client, kind) => metrics.kafkaErrors.inc({ client, kind }),
     });
     this.gatewayHttp = new GatewayHttp({

@@ -2,6 +2,9 @@
 # Installs the external tools that ferry's observability and deployment tests run
 # against (issue 7), when they are missing:
 #   prometheus, promtool  Debian's `prometheus` package (apt-get)
+#   kcat                  Debian's `kcat` (librdkafka): a foreign producer and reader of
+#                         compressed record batches for the compression tests
+#   lz4                   Debian's `lz4` CLI: LZ4 frames made by the reference encoder
 #   python3 + PyYAML      Debian's `python3-yaml`: the deploy tests read the YAML that
 #                         kustomize renders (and render-prometheus-rule.sh writes it)
 #   kustomize             Debian bookworm only ships kubernetes-client 1.20, whose
@@ -56,6 +59,18 @@ install_prometheus() {
     die "apt-get installed prometheus but prometheus/promtool are still not on PATH"
 }
 
+install_kcat() {
+  if command -v kcat >/dev/null 2>&1; then return 0; fi
+  apt_install "kcat" kcat
+  command -v kcat >/dev/null 2>&1 || die "apt-get installed kcat but kcat is still not on PATH"
+}
+
+install_lz4() {
+  if command -v lz4 >/dev/null 2>&1; then return 0; fi
+  apt_install "lz4" lz4
+  command -v lz4 >/dev/null 2>&1 || die "apt-get installed lz4 but lz4 is still not on PATH"
+}
+
 kustomize_is_v5() {
   local version
   version="$("$1" version 2>/dev/null || true)"
@@ -82,5 +97,7 @@ install_python_yaml() {
 }
 
 install_prometheus
+install_kcat
+install_lz4
 install_python_yaml
 install_kustomize

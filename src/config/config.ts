@@ -93,6 +93,13 @@ export const variables = {
   FERRY_KAFKA_MAX_BYTES_PER_PARTITION: v(integer(1024, 64 * 1024 * 1024), 1024 * 1024),
   /** Bytes of one fetch over all partitions: bounds what arrives at once, whatever the partition count. */
   FERRY_KAFKA_MAX_FETCH_BYTES: v(integer(1024, 256 * 1024 * 1024), 4 * 1024 * 1024),
+  /**
+   * The codec of the records ferry writes (results, status, dead letters); commands are
+   * read in any codec whatever this is. `none` by default: results are small JSON
+   * records and ferry is CPU-bound, so compressing costs more than it saves; set lz4
+   * or zstd where the link to Kafka is priced by the byte.
+   */
+  FERRY_KAFKA_COMPRESSION: v(oneOf('none', 'gzip', 'snappy', 'lz4', 'zstd'), 'none'),
   FERRY_TOPIC_PARTITIONS: v(integer(1, 10_000), 6),
   FERRY_TOPIC_REPLICATION_FACTOR: v(integer(1, 10), 1),
   FERRY_API_KEY: required(text, true),

@@ -20,6 +20,7 @@ import type {
 } from '../admin/dead-letter-replay.ts';
 import { FerryError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
+import { registerCompressionCodecs } from './compression.ts';
 import { headersOf, kafkaLogCreator } from './kafkajs-adapters.ts';
 
 const PROGRESS_VISIBLE_TIMEOUT_MS = 10_000;
@@ -54,6 +55,8 @@ export class DeadLetterReader implements DeadLetterLog {
   #producer: Promise<Producer> | undefined;
 
   constructor(options: DeadLetterReaderOptions) {
+    // Dead letters are written with FERRY_KAFKA_COMPRESSION, which may be any codec.
+    registerCompressionCodecs();
     this.#options = options;
     this.#kafka = new Kafka({
       clientId: options.clientId ?? 'ferry-dlq-replay',

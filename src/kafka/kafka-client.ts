@@ -4,6 +4,7 @@
  */
 import {
   type Admin,
+  type CompressionTypes,
   type Consumer,
   type IHeaders,
   Kafka,
@@ -14,6 +15,11 @@ import {
 } from 'kafkajs';
 import { FerryError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
+import {
+  compressionType,
+  type KafkaCompression,
+  registerCompressionCodecs,
+} from './compression.ts';
 import { headersOf, kafkaLogCreator } from './kafkajs-adapters.ts';
 
 export interface InboundRecord {
@@ -54,6 +60,11 @@ export interface KafkaClientOptions {
   readonly brokers: readonly string[];
   readonly clientId: string;
   readonly logger: Logger;
+  /**
+   * The codec of the record batches ferry's producers write (FERRY_KAFKA_COMPRESSION).
+   * Default `none`. Reading accepts every codec whatever this is.
+   */
+  readonly compression?: KafkaCompression;
   /** Counts errors by client and kind, for metrics. */
   readonly onError?: (client: 'producer' | 'consumer' | 'admin', kind: string) => void;
 }
@@ -134,8 +145,10 @@ function kafkaError(error: unknown, what: string): FerryError {
 /** Sends records with acks from all in-sync replicas; idempotent, so a retry writes no duplicate. */
 export class RecordProducer {
   readonly #producer: Producer;
-  constructor(producer: Producer) {
+  readonly #compression: CompressionTypes;
+  constructor(producer: Producer, compression: CompressionTypes) {
     this.#producer = producer;
+    this.#compression = compression;
   }
   async connect(): Promise<void> {
     await this.#producer.connect();
@@ -145,7 +158,11 @@ export class RecordProducer {
     if (records.length === 0) return;
     try {
       for (const chunk of produceChunks(records)) {
-        await this.#producer.sendBatch({ acks: -1, topicMessages: toKafkaMessages(chunk) });
+        await this.#producer.sendBatch({
+          acks: -1,
+          compression: this.#compression,
+          topicMessages: toKafkaMessages(chunk),
+        });
       }
     } catch (error: unknown) {
       throw kafkaError(error, 'producing records failed');
@@ -162,10 +179,12 @@ export class RecordProducer {
  */
 export class TransactionalProducer {
   readonly #producer: Producer;
+  readonly #compression: CompressionTypes;
   readonly transactionalId: string;
-  constructor(producer: Producer, transactionalId: string) {
+  constructor(producer: Producer, transactionalId: string, compression: CompressionTypes) {
     this.#producer = producer;
     this.transactionalId = transactionalId;
+    this.#compression = compression;
   }
   /**
    * Connects and initialises the transactional id, which bumps its epoch: from here on
@@ -193,7 +212,11 @@ export class TransactionalProducer {
     const transaction = await this.#producer.transaction();
     try {
       for (const chunk of produceChunks(records)) {
-        await transaction.sendBatch({ acks: -1, topicMessages: toKafkaMessages(chunk) });
+        await transaction.sendBatch({
+          acks: -1,
+          compression: this.#compression,
+          topicMessages: toKafkaMessages(chunk),
+        });
       }
       await transaction.sendOffsets({
         consumerGroupId: groupId,
@@ -428,11 +451,15 @@ export class RecordConsumer {
 export class KafkaClient {
   readonly #kafka: Kafka;
   readonly #options: KafkaClientOptions;
+  readonly #compression: CompressionTypes;
   /** A promise, so concurrent first calls share one connection. */
   #admin: Promise<Admin> | undefined;
 
   constructor(options: KafkaClientOptions) {
+    // Before any consumer exists: a batch in any codec must not stop the process.
+    registerCompressionCodecs();
     this.#options = options;
+    this.#compression = compressionType(options.compression ?? 'none');
     this.#kafka = new Kafka({
       clientId: options.clientId,
       brokers: [...options.brokers],
@@ -548,7 +575,7 @@ export class KafkaClient {
     producer.on(producer.events.REQUEST_TIMEOUT, () =>
       this.#options.onError?.('producer', 'timeout'),
     );
-    return new RecordProducer(producer);
+    return new RecordProducer(producer, this.#compression);
   }
 
   createTransactionalProducer(transactionalId: string): TransactionalProducer {
@@ -559,7 +586,7 @@ export class KafkaClient {
       maxInFlightRequests: 1,
       transactionTimeout: 60_000,
     });
-    return new TransactionalProducer(producer, transactionalId);
+    return new TransactionalProducer(producer, transactionalId, this.#compression);
   }
 
   createBatchConsumer(options: BatchConsumerOptions): BatchConsumer {

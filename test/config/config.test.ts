@@ -17,6 +17,11 @@ test('defaults fill every variable that is not set', () => {
   assert.equal(config.FERRY_HTTP_PORT, 8080);
   assert.equal(config.FERRY_SYNC_BASE_URL, 'http://127.0.0.1:8090', 'trailing slash removed');
   assert.equal(config.FERRY_ASYNC_BASE_URL, undefined);
+  assert.equal(config.FERRY_KAFKA_COMPRESSION, 'none');
+  assert.equal(
+    readConfig({ ...minimal, FERRY_KAFKA_COMPRESSION: 'zstd' }).FERRY_KAFKA_COMPRESSION,
+    'zstd',
+  );
 });
 
 const failures: [Record<string, string>, string][] = [
@@ -33,6 +38,10 @@ const failures: [Record<string, string>, string][] = [
   [
     { ...minimal, FERRY_TRANSPORT: 'pigeon' },
     'FERRY_TRANSPORT: must be one of sync, async, got "pigeon"',
+  ],
+  [
+    { ...minimal, FERRY_KAFKA_COMPRESSION: 'brotli' },
+    'FERRY_KAFKA_COMPRESSION: must be one of none, gzip, snappy, lz4, zstd, got "brotli"',
   ],
   [
     { ...minimal, FERRY_TRANSPORT: 'async' },
