@@ -62,6 +62,13 @@ interface Envelope {
   readonly checkFirst: Set<Outbound>;
 }
 
+/**
+ * `status` operations per lookup envelope. A lookup is small and cheap for the gateway,
+ * so the commands a takeover puts in doubt are asked about in few round trips, whatever
+ * the size of send envelopes.
+ */
+export const LOOKUP_ENVELOPE_OPS = 500;
+
 /** Exponential backoff with full jitter between half and all of the step. */
 export function backoffMs(attempt: number, baseMs: number, maxMs: number): number {
   const step = Math.min(maxMs, baseMs * 2 ** Math.max(0, attempt - 1));
@@ -110,6 +117,55 @@ export class Dispatcher {
       envelope.items.length,
     );
     this.#enqueue(envelope);
+  }
+
+  /**
+   * Asks the gateway with `status` which of these ids it knows, in envelopes of up to
+   * LOOKUP_ENVELOPE_OPS, through the same queue as sends (so bounded by its concurrency).
+   * @returns per id, its status record when the gateway knows it, else undefined; or
+   *   undefined as a whole when any envelope failed, the gate is closed or ferry stops:
+   *   the caller then lets each send look itself up before going out.
+   */
+  async lookUp(ids: readonly unknown[]): Promise<(unknown | undefined)[] | undefined> {
+    const { gateway, gate, metrics } = this.#options;
+    if (!gate.open) return undefined;
+    const chunks: (readonly unknown[])[] = [];
+    for (let start = 0; start < ids.length; start += LOOKUP_ENVELOPE_OPS) {
+      chunks.push(ids.slice(start, start + LOOKUP_ENVELOPE_OPS));
+    }
+    try {
+      const answers = await Promise.all(
+        chunks.map((chunk) =>
+          this.#queue.add(
+            () =>
+              gateway.sendEnvelope(
+                'sync',
+                chunk.map((id) => `{"type":"status","id":${JSON.stringify(id)}}`),
+                chunk,
+                this.#abort.signal,
+              ),
+            { signal: this.#abort.signal },
+          ),
+        ),
+      );
+      const found: (unknown | undefined)[] = [];
+      for (const [index, answer] of answers.entries()) {
+        if (answer?.kind !== 'items') return undefined;
+        const chunk = chunks[index] ?? [];
+        // spec: status. A failed item is an id the gateway does not know.
+        for (let item = 0; item < chunk.length; item += 1) {
+          const outcome = answer.items[item];
+          if (outcome === undefined) return undefined;
+          found.push(outcome.success ? outcome.data : undefined);
+        }
+      }
+      const known = found.filter((record) => record !== undefined).length;
+      metrics.reconciliations.inc({ outcome: 'found' }, known);
+      metrics.reconciliations.inc({ outcome: 'not_found' }, found.length - known);
+      return found;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Resolves when nothing is queued, waiting or in flight. */

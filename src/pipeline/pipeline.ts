@@ -155,6 +155,8 @@ export class Pipeline implements PipelineControl {
   #backpressure = false;
   #lastError: string | undefined;
   #accessDeniedTimer: NodeJS.Timeout | undefined;
+  /** The member id of the last assignment. */
+  #memberId: string | undefined;
   /** Names this process in the send intents it writes. */
   readonly #instanceId = randomUUID();
   /** Per partition: the group offset this replica committed last, and in which assignment. */
@@ -480,11 +482,39 @@ export class Pipeline implements PipelineControl {
     const isCurrent = () =>
       batch.isCurrent() && this.#generation === generation && this.#leaseHeld();
     const carried = this.#carried.get(batch.partition);
+    // Commands an earlier owner may have sent are looked up together, in few large
+    // envelopes, before anything of the batch goes out: those the gateway knows end
+    // with their status record; the others are known unsent and go out as usual.
+    const doubtful = commands.filter(
+      (command): command is ValidCommand =>
+        reconcilable(command) &&
+        isInDoubt(command.record.offset) &&
+        !carried?.has(command.record.offset),
+    );
+    const checked = new Map<string, unknown>();
+    if (doubtful.length > 0) {
+      const answer = await unlessAborted(
+        this.#dispatcher.lookUp(doubtful.map((command) => command.id)),
+        signal,
+      );
+      if (signal.aborted) return 'again';
+      answer?.forEach((record, index) => {
+        checked.set((doubtful[index] as ValidCommand).record.offset, record);
+      });
+    }
     const pending = commands.map((command) => {
-      const inDoubt = isInDoubt(command.record.offset);
-      const earlier = carried?.get(command.record.offset);
+      const offset = command.record.offset;
+      if (checked.has(offset)) {
+        const record = checked.get(offset);
+        if (record !== undefined) {
+          return Promise.resolve<SendOutcome>({ kind: 'reconciled', record, attempts: 1 });
+        }
+        return this.#send(command, false, isCurrent);
+      }
+      const inDoubt = isInDoubt(offset);
+      const earlier = carried?.get(offset);
       if (!earlier) return this.#send(command, inDoubt, isCurrent);
-      carried?.delete(command.record.offset);
+      carried?.delete(offset);
       // Sent (or being sent) by this replica before the rebalance: its answer is the
       // outcome; only what was never sent goes out now.
       return earlier.then((outcome) =>
@@ -768,7 +798,13 @@ export class Pipeline implements PipelineControl {
     for (const partition of [...this.#doubt.keys()]) {
       if (!owned.has(partition)) this.#doubt.delete(partition);
     }
-    const lost = this.#transactions.partitions.filter((p) => !owned.has(p));
+    // A member the group expelled and took back under a new id (after a freeze, a lost
+    // connection) may have been fenced meanwhile: every producer is initialised again,
+    // which also fences whoever held a partition in between.
+    const memberId = this.#consumer?.memberId;
+    const rejoined = this.#memberId !== undefined && memberId !== this.#memberId;
+    this.#memberId = memberId;
+    const lost = this.#transactions.partitions.filter((p) => rejoined || !owned.has(p));
     for (const partition of [...this.#lag.keys()]) {
       if (owned.has(partition)) continue;
       this.#lag.delete(partition);

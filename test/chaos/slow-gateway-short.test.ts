@@ -19,7 +19,7 @@ const base = {
 };
 
 for (const freezeMs of [0, 12_000]) {
-  test(`slow gateway, 6 s session${freezeMs ? ', one replica frozen 12 s' : ''}: every result in time, nothing sent or looked up twice, no needless rebalance`, {
+  test(`slow gateway, 6 s session${freezeMs ? ', one replica frozen 12 s' : ''}: every result in time, nothing sent twice, each command looked up at most once per handover, no needless rebalance`, {
     timeout: 240_000,
   }, async (t) => {
     const lines: string[] = [];
