@@ -105,6 +105,9 @@ export class Daemon implements HealthSource {
       sessionTimeoutMs: config.FERRY_KAFKA_SESSION_TIMEOUT_MS,
       maxBytesPerPartition: config.FERRY_KAFKA_MAX_BYTES_PER_PARTITION,
       maxBytes: config.FERRY_KAFKA_MAX_FETCH_BYTES,
+      commandMaxBytes: config.FERRY_COMMAND_MAX_BYTES,
+      commandMaxDepth: config.FERRY_COMMAND_MAX_DEPTH,
+      recordMaxBytes: config.FERRY_RECORD_MAX_BYTES,
       onCrash: (error) => options.onFatal(error),
     });
     this.http = new HttpServer({
