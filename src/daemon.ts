@@ -53,6 +53,9 @@ export class Daemon implements HealthSource {
       clientId: config.FERRY_KAFKA_CLIENT_ID,
       logger,
       onError: (client, kind) => metrics.kafkaErrors.inc({ client, kind }),
+      // A record batch is judged as a whole against max.message.bytes: several results or
+      // dead letters in one request must fit the same limit a single one does.
+      maxProduceBytes: Math.min(512 * 1024, config.FERRY_RECORD_MAX_BYTES),
     });
     this.gatewayHttp = new GatewayHttp({
       syncBaseUrl: config.FERRY_SYNC_BASE_URL,

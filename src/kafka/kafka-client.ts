@@ -56,6 +56,12 @@ export interface KafkaClientOptions {
   readonly logger: Logger;
   /** Counts errors by client and kind, for metrics. */
   readonly onError?: (client: 'producer' | 'consumer' | 'admin', kind: string) => void;
+  /**
+   * Bytes of records per produce request at most (default 512 KiB). The broker judges a
+   * whole record batch against the topic's `max.message.bytes`, so this must stay below
+   * the smallest limit of the topics produced to.
+   */
+  readonly maxProduceBytes?: number;
 }
 
 function inbound(topic: string, partition: number, message: KafkaMessage): InboundRecord {
@@ -83,8 +89,11 @@ function sizeOf(value: string | Buffer | null): number {
   return typeof value === 'string' ? Buffer.byteLength(value) : value.length;
 }
 
-/** Splits records into consecutive groups of at most MAX_PRODUCE_REQUEST_BYTES (a larger record alone). */
-export function produceChunks(records: readonly OutboundRecord[]): OutboundRecord[][] {
+/** Splits records into consecutive groups of at most `maxBytes` (a larger record alone). */
+export function produceChunks(
+  records: readonly OutboundRecord[],
+  maxBytes: number = MAX_PRODUCE_REQUEST_BYTES,
+): OutboundRecord[][] {
   const chunks: OutboundRecord[][] = [];
   let current: OutboundRecord[] = [];
   let bytes = 0;
@@ -93,7 +102,7 @@ export function produceChunks(records: readonly OutboundRecord[]): OutboundRecor
     for (const [name, value] of Object.entries(record.headers ?? {})) {
       size += name.length + sizeOf(value);
     }
-    if (current.length > 0 && bytes + size > MAX_PRODUCE_REQUEST_BYTES) {
+    if (current.length > 0 && bytes + size > maxBytes) {
       chunks.push(current);
       current = [];
       bytes = 0;
@@ -134,8 +143,10 @@ function kafkaError(error: unknown, what: string): FerryError {
 /** Sends records with acks from all in-sync replicas; idempotent, so a retry writes no duplicate. */
 export class RecordProducer {
   readonly #producer: Producer;
-  constructor(producer: Producer) {
+  readonly #maxRequestBytes: number;
+  constructor(producer: Producer, maxRequestBytes = MAX_PRODUCE_REQUEST_BYTES) {
     this.#producer = producer;
+    this.#maxRequestBytes = maxRequestBytes;
   }
   async connect(): Promise<void> {
     await this.#producer.connect();
@@ -144,7 +155,7 @@ export class RecordProducer {
   async send(records: readonly OutboundRecord[]): Promise<void> {
     if (records.length === 0) return;
     try {
-      for (const chunk of produceChunks(records)) {
+      for (const chunk of produceChunks(records, this.#maxRequestBytes)) {
         await this.#producer.sendBatch({ acks: -1, topicMessages: toKafkaMessages(chunk) });
       }
     } catch (error: unknown) {
@@ -162,10 +173,16 @@ export class RecordProducer {
  */
 export class TransactionalProducer {
   readonly #producer: Producer;
+  readonly #maxRequestBytes: number;
   readonly transactionalId: string;
-  constructor(producer: Producer, transactionalId: string) {
+  constructor(
+    producer: Producer,
+    transactionalId: string,
+    maxRequestBytes = MAX_PRODUCE_REQUEST_BYTES,
+  ) {
     this.#producer = producer;
     this.transactionalId = transactionalId;
+    this.#maxRequestBytes = maxRequestBytes;
   }
   async connect(): Promise<void> {
     await this.#producer.connect();
@@ -181,7 +198,7 @@ export class TransactionalProducer {
   ): Promise<void> {
     const transaction = await this.#producer.transaction();
     try {
-      for (const chunk of produceChunks(records)) {
+      for (const chunk of produceChunks(records, this.#maxRequestBytes)) {
         await transaction.sendBatch({ acks: -1, topicMessages: toKafkaMessages(chunk) });
       }
       await transaction.sendOffsets({
@@ -493,7 +510,7 @@ export class KafkaClient {
     producer.on(producer.events.REQUEST_TIMEOUT, () =>
       this.#options.onError?.('producer', 'timeout'),
     );
-    return new RecordProducer(producer);
+    return new RecordProducer(producer, this.#options.maxProduceBytes);
   }
 
   createTransactionalProducer(transactionalId: string): TransactionalProducer {
@@ -504,7 +521,7 @@ export class KafkaClient {
       maxInFlightRequests: 1,
       transactionTimeout: 60_000,
     });
-    return new TransactionalProducer(producer, transactionalId);
+    return new TransactionalProducer(producer, transactionalId, this.#options.maxProduceBytes);
   }
 
   createBatchConsumer(options: BatchConsumerOptions): BatchConsumer {
