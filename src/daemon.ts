@@ -54,6 +54,9 @@ export class Daemon implements HealthSource {
       logger,
       compression: config.FERRY_KAFKA_COMPRESSION,
       onError: (client, kind) => metrics.kafkaErrors.inc({ client, kind }),
+      // A record batch is judged as a whole against max.message.bytes: several results or
+      // dead letters in one request must fit the same limit a single one does.
+      maxProduceBytes: Math.min(512 * 1024, config.FERRY_RECORD_MAX_BYTES),
     });
     this.gatewayHttp = new GatewayHttp({
       syncBaseUrl: config.FERRY_SYNC_BASE_URL,
@@ -109,6 +112,9 @@ export class Daemon implements HealthSource {
       sessionTimeoutMs: config.FERRY_KAFKA_SESSION_TIMEOUT_MS,
       maxBytesPerPartition: config.FERRY_KAFKA_MAX_BYTES_PER_PARTITION,
       maxBytes: config.FERRY_KAFKA_MAX_FETCH_BYTES,
+      commandMaxBytes: config.FERRY_COMMAND_MAX_BYTES,
+      commandMaxDepth: config.FERRY_COMMAND_MAX_DEPTH,
+      recordMaxBytes: config.FERRY_RECORD_MAX_BYTES,
       onCrash: (error) => options.onFatal(error),
     });
     this.http = new HttpServer({

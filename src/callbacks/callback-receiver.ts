@@ -9,6 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { validateStatusCallback } from '../contract/index.ts';
 import { FerryError } from '../errors.ts';
 import { type HttpServer, sendJson, sendText } from '../http/http-server.ts';
+import { parseSafeJson } from '../json/safe-json.ts';
 import type { OutboundRecord } from '../kafka/kafka-client.ts';
 import type { Logger } from '../observability/logger.ts';
 import {
@@ -19,7 +20,6 @@ import {
 import { CALLBACK_ROUTE } from './hook-injection.ts';
 import { PublishOnce } from './publish-once.ts';
 import { isJsonContentType, readRequestBody } from './request-body.ts';
-import { parseSafeJson } from './safe-json.ts';
 import { callbackFingerprint, encodeStatusEvent, statusEventKey } from './status-event.ts';
 
 /** What the receiver needs of a producer: `send` resolves once Kafka acknowledged every record. */

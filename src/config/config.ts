@@ -100,6 +100,19 @@ export const variables = {
    * or zstd where the link to Kafka is priced by the byte.
    */
   FERRY_KAFKA_COMPRESSION: v(oneOf('none', 'gzip', 'snappy', 'lz4', 'zstd'), 'none'),
+  /** Command record values longer than this are refused unparsed, with a dead letter. */
+  FERRY_COMMAND_MAX_BYTES: v(integer(1024, 1024 * 1024 * 1024), 1024 * 1024),
+  /**
+   * Command record values nesting objects and arrays deeper than this are refused unparsed,
+   * with a dead letter. Valid operations nest at most 3 levels (see command.ts); the upper
+   * bound keeps any accepted value well within what JSON.stringify can encode.
+   */
+  FERRY_COMMAND_MAX_DEPTH: v(integer(4, 1000), 32),
+  /**
+   * Result and dead-letter records are cut to this many bytes (key + value + headers): set it
+   * to the results/DLQ topics' max.message.bytes minus a margin for batch overhead.
+   */
+  FERRY_RECORD_MAX_BYTES: v(integer(64 * 1024, 1024 * 1024 * 1024), 1_000_000),
   FERRY_TOPIC_PARTITIONS: v(integer(1, 10_000), 6),
   FERRY_TOPIC_REPLICATION_FACTOR: v(integer(1, 10), 1),
   FERRY_API_KEY: required(text, true),

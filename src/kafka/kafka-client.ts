@@ -67,6 +67,12 @@ export interface KafkaClientOptions {
   readonly compression?: KafkaCompression;
   /** Counts errors by client and kind, for metrics. */
   readonly onError?: (client: 'producer' | 'consumer' | 'admin', kind: string) => void;
+  /**
+   * Bytes of records per produce request at most (default 512 KiB). The broker judges a
+   * whole record batch against the topic's `max.message.bytes`, so this must stay below
+   * the smallest limit of the topics produced to.
+   */
+  readonly maxProduceBytes?: number;
 }
 
 function inbound(topic: string, partition: number, message: KafkaMessage): InboundRecord {
@@ -94,8 +100,11 @@ function sizeOf(value: string | Buffer | null): number {
   return typeof value === 'string' ? Buffer.byteLength(value) : value.length;
 }
 
-/** Splits records into consecutive groups of at most MAX_PRODUCE_REQUEST_BYTES (a larger record alone). */
-export function produceChunks(records: readonly OutboundRecord[]): OutboundRecord[][] {
+/** Splits records into consecutive groups of at most `maxBytes` (a larger record alone). */
+export function produceChunks(
+  records: readonly OutboundRecord[],
+  maxBytes: number = MAX_PRODUCE_REQUEST_BYTES,
+): OutboundRecord[][] {
   const chunks: OutboundRecord[][] = [];
   let current: OutboundRecord[] = [];
   let bytes = 0;
@@ -104,7 +113,7 @@ export function produceChunks(records: readonly OutboundRecord[]): OutboundRecor
     for (const [name, value] of Object.entries(record.headers ?? {})) {
       size += name.length + sizeOf(value);
     }
-    if (current.length > 0 && bytes + size > MAX_PRODUCE_REQUEST_BYTES) {
+    if (current.length > 0 && bytes + size > maxBytes) {
       chunks.push(current);
       current = [];
       bytes = 0;
@@ -146,9 +155,15 @@ function kafkaError(error: unknown, what: string): FerryError {
 export class RecordProducer {
   readonly #producer: Producer;
   readonly #compression: CompressionTypes;
-  constructor(producer: Producer, compression: CompressionTypes) {
+  readonly #maxRequestBytes: number;
+  constructor(
+    producer: Producer,
+    compression: CompressionTypes,
+    maxRequestBytes = MAX_PRODUCE_REQUEST_BYTES,
+  ) {
     this.#producer = producer;
     this.#compression = compression;
+    this.#maxRequestBytes = maxRequestBytes;
   }
   async connect(): Promise<void> {
     await this.#producer.connect();
@@ -157,7 +172,7 @@ export class RecordProducer {
   async send(records: readonly OutboundRecord[]): Promise<void> {
     if (records.length === 0) return;
     try {
-      for (const chunk of produceChunks(records)) {
+      for (const chunk of produceChunks(records, this.#maxRequestBytes)) {
         await this.#producer.sendBatch({
           acks: -1,
           compression: this.#compression,
@@ -180,11 +195,18 @@ export class RecordProducer {
 export class TransactionalProducer {
   readonly #producer: Producer;
   readonly #compression: CompressionTypes;
+  readonly #maxRequestBytes: number;
   readonly transactionalId: string;
-  constructor(producer: Producer, transactionalId: string, compression: CompressionTypes) {
+  constructor(
+    producer: Producer,
+    transactionalId: string,
+    compression: CompressionTypes,
+    maxRequestBytes = MAX_PRODUCE_REQUEST_BYTES,
+  ) {
     this.#producer = producer;
     this.transactionalId = transactionalId;
     this.#compression = compression;
+    this.#maxRequestBytes = maxRequestBytes;
   }
   /**
    * Connects and initialises the transactional id, which bumps its epoch: from here on
@@ -211,7 +233,7 @@ export class TransactionalProducer {
   ): Promise<void> {
     const transaction = await this.#producer.transaction();
     try {
-      for (const chunk of produceChunks(records)) {
+      for (const chunk of produceChunks(records, this.#maxRequestBytes)) {
         await transaction.sendBatch({
           acks: -1,
           compression: this.#compression,
@@ -575,7 +597,7 @@ export class KafkaClient {
     producer.on(producer.events.REQUEST_TIMEOUT, () =>
       this.#options.onError?.('producer', 'timeout'),
     );
-    return new RecordProducer(producer, this.#compression);
+    return new RecordProducer(producer, this.#compression, this.#options.maxProduceBytes);
   }
 
   createTransactionalProducer(transactionalId: string): TransactionalProducer {
@@ -586,7 +608,12 @@ export class KafkaClient {
       maxInFlightRequests: 1,
       transactionTimeout: 60_000,
     });
-    return new TransactionalProducer(producer, transactionalId, this.#compression);
+    return new TransactionalProducer(
+      producer,
+      transactionalId,
+      this.#compression,
+      this.#options.maxProduceBytes,
+    );
   }
 
   createBatchConsumer(options: BatchConsumerOptions): BatchConsumer {

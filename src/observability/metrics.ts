@@ -77,8 +77,10 @@ export interface FerryMetrics {
   readonly partsBilled: Counter;
   /** `ferry_callbacks_total{status,outcome}`: callback requests; `status` via {@link boundedStatusLabel}. */
   readonly callbacks: Counter<'status' | 'outcome'>;
-  /** `ferry_dead_letters_total{reason}`: records written to the dead-letter topic; `reason` `transport` or `unparseable`. */
+  /** `ferry_dead_letters_total{reason}`: records written to the dead-letter topic; `reason` the rule of an unreadable record (`not_json`, `too_large`, …), `transport` or `internal`. */
   readonly deadLetters: Counter<'reason'>;
+  /** `ferry_internal_errors_total{step}`: records ferry failed on (a bug); `step` `read` or `output`. Each got an `internal error` result and a dead letter. */
+  readonly internalErrors: Counter<'step'>;
   /** `ferry_consumer_lag{topic,partition}`: high watermark minus committed offset, per assigned partition. */
   readonly consumerLag: Gauge<'topic' | 'partition'>;
   /** `ferry_account_balance{currency}`: last polled account balance. */
@@ -195,6 +197,12 @@ export function createMetrics(registry: Registry = new Registry()): FerryMetrics
       labelNames: ['reason'] as const,
       registers,
     }),
+    internalErrors: new Counter({
+      name: 'ferry_internal_errors_total',
+      help: 'Records ferry failed on while reading them or building their output; each got an internal-error result and a dead letter.',
+      labelNames: ['step'] as const,
+      registers,
+    }),
     consumerLag: new Gauge({
       name: 'ferry_consumer_lag',
       help: 'Records behind the high watermark, per assigned partition of a consumed topic.',
@@ -252,6 +260,7 @@ export function createMetrics(registry: Registry = new Registry()): FerryMetrics
     for (const outcome of envelopeOutcomes) metrics.envelopesSent.inc({ transport, outcome }, 0);
   }
   metrics.deadLetters.inc({ reason: 'transport' }, 0);
+  for (const step of ['read', 'output']) metrics.internalErrors.inc({ step }, 0);
   for (const status of [...knownStatuses, 'other', 'none']) {
     for (const outcome of callbackOutcomes) metrics.callbacks.inc({ status, outcome }, 0);
   }

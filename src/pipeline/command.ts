@@ -1,4 +1,6 @@
 import { type OperationType, type Transport, validateOperation } from '../contract/index.ts';
+import { appendJsonFields } from '../json/append-fields.ts';
+import { jsonNestingDepth } from '../json/safe-json.ts';
 import type { InboundRecord } from '../kafka/kafka-client.ts';
 
 /** The header that overrides the default transport for one command (DESIGN: Kafka records). */
@@ -31,12 +33,31 @@ export interface InvalidCommand {
 
 export type Command = ValidCommand | InvalidCommand;
 
+/** FERRY_COMMAND_MAX_BYTES default: the broker's default record limit, so no sane command reaches it. */
+export const DEFAULT_COMMAND_MAX_BYTES = 1024 * 1024;
+/**
+ * FERRY_COMMAND_MAX_DEPTH default. The deepest valid operation nests 3 levels (the operation,
+ * `viber_carousel`, a carousel item; `pipeline` channel objects are 2). Only `pipeline`'s
+ * `whatsapp` and `rcs` objects are opaque to the contract; 32 leaves them ample room, while
+ * anything deeper is refused before it is parsed, so neither the parser nor any later
+ * JSON.stringify of its fields can run out of stack.
+ */
+export const DEFAULT_COMMAND_MAX_DEPTH = 32;
+
 export interface CommandReaderOptions {
   readonly defaultTransport: Transport;
   /** Transports that have an endpoint configured. */
   readonly transports: ReadonlySet<Transport>;
-  /** Adds fields to an operation before it is sent (hook injection); returns true when it changed it. */
+  /**
+   * Adds fields to an operation before it is sent (hook injection); returns true when it
+   * added any. The added fields are spliced into the record's own text; it must not change
+   * the fields the operation already has.
+   */
   readonly prepare?: (operation: Record<string, unknown>) => boolean;
+  /** Record values longer than this are refused unparsed (FERRY_COMMAND_MAX_BYTES). */
+  readonly maxBytes?: number;
+  /** Record values nesting objects and arrays deeper than this are refused unparsed (FERRY_COMMAND_MAX_DEPTH). */
+  readonly maxDepth?: number;
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
@@ -76,10 +97,39 @@ export function readCommand(record: InboundRecord, options: CommandReaderOptions
   if (record.value === null || record.value.length === 0) {
     return invalid(record, transport, 'the record has no value', 'not_json', true);
   }
+  const maxBytes = options.maxBytes ?? DEFAULT_COMMAND_MAX_BYTES;
+  if (record.value.length > maxBytes) {
+    return invalid(
+      record,
+      transport,
+      `the record value is ${record.value.length} bytes; the limit is ${maxBytes} (FERRY_COMMAND_MAX_BYTES)`,
+      'too_large',
+      true,
+    );
+  }
   let text: string;
-  let parsed: unknown;
   try {
     text = decoder.decode(record.value);
+  } catch {
+    return invalid(record, transport, 'the record value is not UTF-8 JSON', 'not_json', true);
+  }
+  const maxDepth = options.maxDepth ?? DEFAULT_COMMAND_MAX_DEPTH;
+  // A linear scan, no recursion: a 100,000-deep value is refused before anything walks it.
+  if (jsonNestingDepth(text, maxDepth) > maxDepth) {
+    return invalid(
+      record,
+      transport,
+      `the record value nests objects and arrays deeper than ${maxDepth} levels (FERRY_COMMAND_MAX_DEPTH)`,
+      'too_deep',
+      true,
+    );
+  }
+  // Plain JSON.parse, not secure-json-parse: `__proto__` and `constructor` keys become own
+  // data properties (no prototype is touched), the contract only reads the fields it knows,
+  // and the text is sent as it came. Commands carrying such keys beside valid fields were
+  // always sent; refusing them now would change what a valid command is.
+  let parsed: unknown;
+  try {
     parsed = JSON.parse(text);
   } catch {
     return invalid(record, transport, 'the record value is not UTF-8 JSON', 'not_json', true);
@@ -114,13 +164,34 @@ export function readCommand(record: InboundRecord, options: CommandReaderOptions
       operation,
     );
   }
-  const changed = options.prepare?.(operation) ?? false;
   return {
     kind: 'valid',
     record,
     transport,
     type: operation.type as OperationType,
     id: operation.id,
-    json: changed ? JSON.stringify(operation) : text,
+    json: options.prepare ? prepared(text, operation, options.prepare) : text,
   };
+}
+
+/**
+ * The text to send after `prepare`: the record's own text with the fields `prepare` added
+ * spliced in. Nothing else is encoded again, so the fields ferry does not touch reach the
+ * gateway byte for byte as the producer wrote them.
+ */
+function prepared(
+  text: string,
+  operation: Record<string, unknown>,
+  prepare: (operation: Record<string, unknown>) => boolean,
+): string {
+  const before = new Set(Object.keys(operation));
+  if (!prepare(operation)) return text;
+  const added: [string, unknown][] = [];
+  for (const key of Object.keys(operation)) {
+    if (!before.has(key)) added.push([key, operation[key]]);
+  }
+  // `prepare` said it changed something but added nothing: it changed a field in place,
+  // which only encoding the whole operation can carry. The depth limit keeps that safe.
+  if (added.length === 0) return JSON.stringify(operation);
+  return appendJsonFields(text, added);
 }

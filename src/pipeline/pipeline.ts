@@ -14,13 +14,10 @@ import { boundedTypeLabel, type FerryMetrics } from '../observability/metrics.ts
 import { incEach } from '../observability/tally.ts';
 import type { GatewayClient } from '../upstream/gateway-client.ts';
 import { Batcher } from './batcher.ts';
-import {
-  type Command,
-  type CommandReaderOptions,
-  readCommand,
-  type ValidCommand,
-} from './command.ts';
+import type { Command, CommandReaderOptions, ValidCommand } from './command.ts';
 import { Dispatcher, type Outbound, type SendOutcome } from './dispatcher.ts';
+import { readCommandGuarded } from './last-resort.ts';
+import { buildOutputRecords, errorText } from './output-records.ts';
 import { PartitionTransactions } from './partition-transactions.ts';
 import type { PauseReason, PipelineControl, PipelineState } from './pipeline-control.ts';
 import { type Result, sendResult, validationResult } from './result.ts';
@@ -86,6 +83,12 @@ export interface PipelineOptions {
   readonly maxBytesPerPartition?: number;
   /** Bytes of one fetch over all partitions. Default 4 MiB. */
   readonly maxBytes?: number;
+  /** Command record values longer than this are refused unparsed (FERRY_COMMAND_MAX_BYTES). */
+  readonly commandMaxBytes: number;
+  /** Command record values nested deeper than this are refused unparsed (FERRY_COMMAND_MAX_DEPTH). */
+  readonly commandMaxDepth: number;
+  /** Result and dead-letter records are cut to fit this many bytes (FERRY_RECORD_MAX_BYTES). */
+  readonly recordMaxBytes: number;
   readonly sessionTimeoutMs?: number;
   /** The consumer stopped for good: the process should exit non-zero so its supervisor restarts it. */
   readonly onCrash: (error: Error) => void;
@@ -236,6 +239,8 @@ export class Pipeline implements PipelineControl {
     this.#reader = {
       defaultTransport: options.defaultTransport,
       transports: this.#transports,
+      maxBytes: options.commandMaxBytes,
+      maxDepth: options.commandMaxDepth,
       ...(options.prepare ? { prepare: options.prepare } : {}),
     };
   }
@@ -434,7 +439,9 @@ export class Pipeline implements PipelineControl {
     const firstOffset = first.offset;
     const lastOffset = last.offset;
     const doubt = this.#doubt.get(batch.partition);
-    const commands = inbound.map((record) => readCommand(record, this.#reader));
+    const commands = inbound.map((record) =>
+      readCommandGuarded(record, this.#reader, (r, error) => this.#internalError('read', r, error)),
+    );
     incEach(
       this.#options.metrics.commandsConsumed,
       commands.map((command) => ({ transport: command.transport })),
@@ -545,22 +552,15 @@ export class Pipeline implements PipelineControl {
     }
     const sentMs = performance.now();
 
-    const records: OutboundRecord[] = [];
-    const results = commands.map((command, index) => this.#resultOf(command, outcomes[index]));
-    const deadLetterReasons: string[] = [];
-    commands.forEach((command, index) => {
-      const result = results[index] as Result;
-      records.push({
-        topic: this.#options.topics.results,
-        key: command.record.key,
-        value: JSON.stringify(result),
-      });
-      const deadLetterReason = this.#deadLetterReason(command, result);
-      if (deadLetterReason !== undefined) {
-        records.push(this.#deadLetter(command.record, result.error ?? deadLetterReason));
-        deadLetterReasons.push(deadLetterReason);
-      }
-    });
+    const { records, results, deadLetterReasons } = buildOutputRecords(
+      commands,
+      (command, index) => this.#resultOf(command, outcomes[index]),
+      {
+        topics: this.#options.topics,
+        maxBytes: this.#options.recordMaxBytes,
+        onInternalError: (command, error) => this.#internalError('output', command.record, error),
+      },
+    );
     // Offsets past this batch that an earlier owner may have sent stay in doubt; the
     // intent stored with the offset also covers the next batch ahead of time.
     const stillInDoubt = this.#doubt.get(batch.partition);
@@ -693,24 +693,18 @@ export class Pipeline implements PipelineControl {
     return sendResult(command as ValidCommand, outcome);
   }
 
-  #deadLetterReason(command: Command, result: Result): string | undefined {
-    if (command.kind === 'invalid') return command.unreadable ? command.rule : undefined;
-    return result.stage === 'transport' ? 'transport' : undefined;
-  }
-
-  #deadLetter(record: InboundRecord, error: string): OutboundRecord {
-    return {
-      topic: this.#options.topics.dlq,
-      key: record.key,
-      value: record.value,
-      headers: {
-        ...record.headers,
-        'ferry-error': error,
-        'ferry-source-topic': record.topic,
-        'ferry-source-partition': String(record.partition),
-        'ferry-source-offset': record.offset,
+  /** A record ferry failed on: counted and logged; it already has its internal-error result. */
+  #internalError(step: 'read' | 'output', record: InboundRecord, error: unknown): void {
+    this.#options.metrics.internalErrors.inc({ step });
+    this.#log.error(
+      {
+        step,
+        partition: record.partition,
+        offset: record.offset,
+        err: errorText(error),
       },
-    };
+      'internal error on a record: it gets an internal-error result and a dead letter',
+    );
   }
 
   /**

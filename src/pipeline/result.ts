@@ -2,7 +2,10 @@ import { sendOperationTypes, type Transport } from '../contract/index.ts';
 import type { Command } from './command.ts';
 import type { SendOutcome } from './dispatcher.ts';
 
-/** Where a command ended (DESIGN: Result). */
+/**
+ * Where a command ended (DESIGN: Result). `validation`: never sent, because it broke a rule,
+ * its record was over a limit, or ferry failed on it (`internal error: …`).
+ */
 export type Stage = 'validation' | 'upstream' | 'transport';
 
 /** The value of a result record (DESIGN: Result). */
@@ -21,6 +24,12 @@ export interface Result {
   reconciled?: true;
   attempts: number;
   completed_at: string;
+  /**
+   * Something did not fit the results topic's record limit or could not be encoded: the
+   * fields concerned (`id`, `type`, `error`, `data`, `msg_id`, `request_id`, `parts`) hold a
+   * string preview of their beginning instead, and an overlong key was cut.
+   */
+  truncated?: true;
 }
 
 function base(command: Command, success: boolean, stage: Stage, attempts: number): Result {
@@ -41,6 +50,26 @@ export function validationResult(command: Command & { kind: 'invalid' }): Result
   const result = base(command, false, 'validation', 0);
   result.error = command.error;
   return result;
+}
+
+/** Prefix of the error of a record ferry failed on (a bug, never the command's fault). */
+export const INTERNAL_ERROR_PREFIX = 'internal error: ';
+/** The validation rule and dead-letter reason of a record ferry failed on. */
+export const INTERNAL_RULE = 'internal';
+
+/**
+ * The result of a record ferry failed on while reading it or building its output. Built from
+ * nothing but the transport and the message, so it cannot fail itself.
+ */
+export function internalErrorResult(transport: Transport, message: string): Result {
+  return {
+    success: false,
+    error: `${INTERNAL_ERROR_PREFIX}${message}`,
+    stage: 'validation',
+    transport,
+    attempts: 0,
+    completed_at: new Date().toISOString(),
+  };
 }
 
 /** The result of a command the gateway answered for, or that gave up after retries. */

@@ -5,6 +5,11 @@
  * get exactly one result (and a dead letter when it is not a JSON object) while
  * ferry keeps running and the well-formed commands are not affected.
  */
+import { jsonNestingDepth } from '../../src/json/safe-json.ts';
+import {
+  DEFAULT_COMMAND_MAX_BYTES,
+  DEFAULT_COMMAND_MAX_DEPTH,
+} from '../../src/pipeline/command.ts';
 import { isReconcilable } from '../../src/pipeline/send-intent.ts';
 import { FIXTURE_PHONE, validOperations } from '../fixtures/operations.ts';
 import type { PlannedRecord } from './command-mix.ts';
@@ -28,11 +33,17 @@ export interface BadInputOptions {
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
-/** What ferry must do with a value: unreadable ones (not UTF-8 JSON, not an object) are also dead-lettered (DESIGN). */
+/**
+ * What ferry must do with a value: unreadable ones (over the size or nesting limit, not UTF-8
+ * JSON, not an object) are also dead-lettered (DESIGN).
+ */
 export function isUnreadable(value: Buffer | null): boolean {
   if (value === null || value.length === 0) return true;
+  if (value.length > DEFAULT_COMMAND_MAX_BYTES) return true;
   try {
-    const parsed: unknown = JSON.parse(decoder.decode(value));
+    const text = decoder.decode(value);
+    if (jsonNestingDepth(text, DEFAULT_COMMAND_MAX_DEPTH) > DEFAULT_COMMAND_MAX_DEPTH) return true;
+    const parsed: unknown = JSON.parse(text);
     return typeof parsed !== 'object' || parsed === null || Array.isArray(parsed);
   } catch {
     return true;
@@ -143,13 +154,15 @@ export function buildBadInputs(options: BadInputOptions, random: SeededRandom): 
         ),
       ),
     );
-    const id = nextId++;
+    // Refused unread like any record past FERRY_COMMAND_MAX_DEPTH, so never sent.
     add(
       'deep nesting in an unknown field of a valid sms',
       text(
-        JSON.stringify(sms(id)).replace('{', `{"extra":${'['.repeat(depth)}${']'.repeat(depth)},`),
+        JSON.stringify(sms(nextId++)).replace(
+          '{',
+          `{"extra":${'['.repeat(depth)}${']'.repeat(depth)},`,
+        ),
       ),
-      String(id),
     );
     add('unclosed deep nesting', text('['.repeat(depth)));
   }

@@ -24,3 +24,12 @@ test('a record larger than the limit travels alone; few small records stay toget
   assert.equal(produceChunks([record(10), record(10)]).length, 1);
   assert.deepEqual(produceChunks([]), []);
 });
+
+test('a smaller limit gives smaller requests', () => {
+  const chunks = produceChunks(
+    Array.from({ length: 10 }, () => record(100_000)),
+    250_000,
+  );
+  assert.equal(chunks.length, 5);
+  for (const chunk of chunks) assert.equal(chunk.length, 2);
+});

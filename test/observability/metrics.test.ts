@@ -33,6 +33,7 @@ const expected: Record<keyof Omit<FerryMetrics, 'registry'>, [string, string, st
   partsBilled: ['ferry_parts_billed_total', 'counter', []],
   callbacks: ['ferry_callbacks_total', 'counter', ['status', 'outcome']],
   deadLetters: ['ferry_dead_letters_total', 'counter', ['reason']],
+  internalErrors: ['ferry_internal_errors_total', 'counter', ['step']],
   consumerLag: ['ferry_consumer_lag', 'gauge', ['topic', 'partition']],
   accountBalance: ['ferry_account_balance', 'gauge', ['currency']],
   accessDenied: ['ferry_gateway_access_denied', 'gauge', []],

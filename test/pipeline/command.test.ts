@@ -73,18 +73,92 @@ test('the ferry-transport header picks the transport, and a bad value is refused
   assert.equal(unconfigured.kind, 'invalid');
 });
 
-test('prepare may add fields; the command is then serialized again', () => {
-  const command = readCommand(record(JSON.stringify(validOperations.sms)), {
+test('prepare may add fields; they are spliced into the record text, every other byte kept', () => {
+  // `1.0`, `\u00e9`, a `__proto__` key and an unusual key order do not survive JSON.stringify.
+  const text = `{ "sms_message":"caf\\u00e9", "type":"sms", "id":${validOperations.sms.id}, "phone":${validOperations.sms.phone}, "sms_signature":"${validOperations.sms.sms_signature}", "__proto__":{"x":1}, "extra":1.0 }\n`;
+  const hook = 'https://ferry.example.com/callbacks/t';
+  const command = readCommand(record(text), {
     ...options,
     prepare: (operation) => {
-      operation.hook = 'https://ferry.example.com/callbacks/t';
+      operation.hook = hook;
       return true;
     },
   });
+  assert.equal(command.kind, 'valid', command.kind === 'invalid' ? command.error : '');
+  const json = command.kind === 'valid' ? command.json : '';
+  const close = text.lastIndexOf('}');
+  assert.equal(json, `${text.slice(0, close)},"hook":"${hook}"${text.slice(close)}`);
+  assert.equal(JSON.parse(json).hook, hook);
+});
+
+test('prepare that declines leaves the text as it is', () => {
+  const text = JSON.stringify({ ...validOperations.sms, hook: 'https://own.example.com/h' });
+  const command = readCommand(record(text), { ...options, prepare: () => false });
+  assert.equal(command.kind === 'valid' && command.json, text);
+});
+
+test('a record value over FERRY_COMMAND_MAX_BYTES is refused unparsed and dead-lettered', () => {
+  const text = JSON.stringify({ ...validOperations.sms, sms_message: 'x'.repeat(2000) });
+  const command = readCommand(record(text), { ...options, maxBytes: 1024 });
+  assert.equal(command.kind, 'invalid');
+  if (command.kind !== 'invalid') return;
   assert.equal(
-    command.kind === 'valid' && JSON.parse(command.json).hook,
-    'https://ferry.example.com/callbacks/t',
+    command.error,
+    `the record value is ${Buffer.byteLength(text)} bytes; the limit is 1024 (FERRY_COMMAND_MAX_BYTES)`,
   );
+  assert.equal(command.rule, 'too_large');
+  assert.equal(command.unreadable, true);
+  assert.equal(command.id, undefined);
+  const fits = readCommand(record(JSON.stringify(validOperations.sms)), {
+    ...options,
+    maxBytes: 1024,
+  });
+  assert.equal(fits.kind, 'valid');
+});
+
+test('nesting deeper than FERRY_COMMAND_MAX_DEPTH is refused before parsing, in any field', () => {
+  const deep = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+  const base = JSON.stringify(validOperations.sms);
+  for (const field of ['id', 'type', 'phone', 'sms_message', 'extra']) {
+    const text = base.replace('{', `{"${field}":${deep(100_000)},`);
+    const command = readCommand(record(text), options);
+    assert.equal(command.kind, 'invalid', field);
+    if (command.kind !== 'invalid') continue;
+    assert.equal(command.rule, 'too_deep');
+    assert.equal(command.unreadable, true);
+    assert.equal(
+      command.error,
+      'the record value nests objects and arrays deeper than 32 levels (FERRY_COMMAND_MAX_DEPTH)',
+    );
+  }
+  // 32 levels in all (the operation is the first) pass the limit; 33 do not.
+  const atLimit = base.replace('{', `{"extra":${deep(31)},`);
+  assert.equal(readCommand(record(atLimit), options).kind, 'valid');
+  const over = base.replace('{', `{"extra":${deep(32)},`);
+  assert.equal(readCommand(record(over), options).kind, 'invalid');
+  // Brackets inside strings are text, not nesting.
+  const inText = JSON.stringify({ ...validOperations.sms, sms_message: '['.repeat(1000) });
+  assert.equal(readCommand(record(inText), options).kind, 'valid');
+  assert.equal(readCommand(record(over), { ...options, maxDepth: 40 }).kind, 'valid');
+});
+
+test('every valid operation of the contract is within the default depth with room to spare', () => {
+  for (const [type, operation] of Object.entries(validOperations)) {
+    const command = readCommand(record(JSON.stringify(operation)), { ...options, maxDepth: 4 });
+    assert.notEqual(command.kind === 'invalid' && command.rule, 'too_deep', type);
+  }
+});
+
+test('__proto__ and constructor keys stay own data: validation judges the fields it knows', () => {
+  const polluted = readCommand(
+    record(JSON.stringify(validOperations.sms).replace('{', '{"__proto__":{"polluted":true},')),
+    options,
+  );
+  assert.equal(polluted.kind, 'valid');
+  assert.equal(({} as Record<string, unknown>).polluted, undefined);
+  const only = readCommand(record('{"__proto__":{"type":"sms","id":1}}'), options);
+  assert.equal(only.kind, 'invalid');
+  assert.equal(only.kind === 'invalid' && only.unreadable, false);
 });
 
 test('ids beyond 2^53 are refused: they would collide once parsed', () => {

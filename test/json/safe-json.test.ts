@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { jsonNestingDepth, parseSafeJson } from '../../src/callbacks/safe-json.ts';
+import { jsonNestingDepth, parseSafeJson } from '../../src/json/safe-json.ts';
 
 test('nesting depth counts objects and arrays, not brackets inside strings', () => {
   assert.equal(jsonNestingDepth('1', 10), 0);

@@ -1,8 +1,8 @@
 /**
- * JSON parsing for bodies that strangers send: nesting depth checked by a linear scan before
- * the parser runs (so a 100,000-deep body is refused without recursion anywhere), then
- * `secure-json-parse`, which refuses `__proto__` keys and `constructor.prototype` (prototype
- * pollution) with an iterative scan.
+ * JSON parsing for text that strangers send (callback bodies, command records): nesting depth
+ * checked by a linear scan before the parser runs (so a 100,000-deep text is refused without
+ * recursion anywhere), then, for `parseSafeJson`, `secure-json-parse`, which refuses
+ * `__proto__` keys and `constructor.prototype` (prototype pollution) with an iterative scan.
  */
 import secureJsonParse from 'secure-json-parse';
 
