@@ -16,8 +16,12 @@ export type SendOutcome =
   | { readonly kind: 'transport'; readonly error: string; readonly attempts: number }
   /** The gateway already had it (found by `status` before a resend): its status record. */
   | { readonly kind: 'reconciled'; readonly record: unknown; readonly attempts: number }
-  /** ferry is stopping before the command could be sent: it gets no result and is read again later. */
-  | { readonly kind: 'abandoned' };
+  /**
+   * Given up without an answer (the partition moved, or ferry is stopping): it gets no
+   * result and is read again. `sent` when an earlier attempt went out, so the gateway
+   * may have it and it is looked up before it is sent again.
+   */
+  | { readonly kind: 'abandoned'; readonly sent: boolean };
 
 /** One operation waiting for its envelope's answer. */
 export interface Outbound {
@@ -58,6 +62,8 @@ interface Envelope {
   readonly transport: Transport;
   items: readonly Outbound[];
   attempts: number;
+  /** Requests that carried the items themselves (lookups not counted). */
+  sends: number;
   /** Items to look up with `status` before the next send, because an earlier one may have arrived. */
   readonly checkFirst: Set<Outbound>;
 }
@@ -110,6 +116,7 @@ export class Dispatcher {
       transport: batch.transport,
       items: batch.items,
       attempts: 0,
+      sends: 0,
       checkFirst: new Set(batch.items.filter((item) => item.inDoubt && item.reconcilable)),
     };
     this.#options.metrics.envelopeOperations.observe(
@@ -196,7 +203,10 @@ export class Dispatcher {
     }
     // A replica that lost a partition must not send its commands: the new owner will.
     if (envelope.items.some((item) => !item.isCurrent())) {
-      for (const item of envelope.items) if (!item.isCurrent()) item.settle({ kind: 'abandoned' });
+      const sent = envelope.sends > 0;
+      for (const item of envelope.items) {
+        if (!item.isCurrent()) item.settle({ kind: 'abandoned', sent });
+      }
       envelope.items = envelope.items.filter((item) => item.isCurrent());
       if (envelope.items.length === 0) return;
     }
@@ -205,6 +215,7 @@ export class Dispatcher {
       return;
     }
     envelope.attempts += 1;
+    envelope.sends += 1;
     this.#updateGauges();
     let answer: EnvelopeAnswer;
     try {
@@ -354,7 +365,8 @@ export class Dispatcher {
 
   #abandon(envelope: Envelope): void {
     this.#updateGauges();
-    for (const item of envelope.items) item.settle({ kind: 'abandoned' });
+    const sent = envelope.sends > 0;
+    for (const item of envelope.items) item.settle({ kind: 'abandoned', sent });
   }
 
   #updateGauges(): void {

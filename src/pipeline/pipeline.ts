@@ -480,11 +480,6 @@ export class Pipeline implements PipelineControl {
         this.#covered.set(batch.partition, BigInt(intent.untilOffset));
         intentMs = performance.now() - startedMs;
       }
-      // Should this batch not commit, its commands are looked up before a resend.
-      this.#doubt.set(batch.partition, {
-        untilOffset: maxOffset(lastOffset, doubt?.untilOffset),
-        atMs: Date.now(),
-      });
     }
     const isCurrent = () =>
       batch.isCurrent() && this.#generation === generation && this.#leaseHeld();
@@ -522,10 +517,12 @@ export class Pipeline implements PipelineControl {
       const earlier = carried?.get(offset);
       if (!earlier) return this.#send(command, inDoubt, isCurrent);
       carried?.delete(offset);
-      // Sent (or being sent) by this replica before the rebalance: its answer is the
-      // outcome; only what was never sent goes out now.
+      // Handed out by this process in an earlier read of the batch: its answer is the
+      // outcome. What was given up goes out now, after a lookup if it may have arrived.
       return earlier.then((outcome) =>
-        outcome?.kind === 'abandoned' ? this.#send(command, inDoubt, isCurrent) : outcome,
+        outcome?.kind === 'abandoned'
+          ? this.#send(command, inDoubt || outcome.sent, isCurrent)
+          : outcome,
       );
     });
     if (carried?.size === 0) this.#carried.delete(batch.partition);
@@ -534,19 +531,13 @@ export class Pipeline implements PipelineControl {
     if (outcomes === undefined) {
       // A rebalance started: the batch returns now and is read again. Its sends in
       // flight go on; if the partition stays here, their answers are taken over.
-      const stillOnTheirWay = new Map<string, Promise<SendOutcome | undefined>>();
-      commands.forEach((command, index) => {
-        stillOnTheirWay.set(
-          command.record.offset,
-          pending[index] as Promise<SendOutcome | undefined>,
-        );
-      });
-      this.#carried.set(batch.partition, stillOnTheirWay);
+      this.#carry(batch.partition, commands, pending);
       return 'again';
     }
     if (outcomes.some((outcome) => outcome?.kind === 'abandoned')) {
       // Requests of this batch may still be on their way through the gateway: the batch
       // is read again, and its lookups wait until those can have landed.
+      this.#carry(batch.partition, commands, pending);
       this.#quietUntil.set(batch.partition, Date.now() + this.#options.lookupDelayMs);
       return 'again';
     }
@@ -582,7 +573,11 @@ export class Pipeline implements PipelineControl {
       generation,
       assignment,
     );
-    if (!committed) return 'again';
+    if (!committed) {
+      // The answers are known: the batch read again commits them instead of asking.
+      this.#carry(batch.partition, commands, pending);
+      return 'again';
+    }
     this.#covered.set(batch.partition, BigInt(nextIntent.untilOffset));
     this.#committedNext.set(batch.partition, { topic: batch.topic, offset: next, assignment });
     if (remaining) this.#doubt.set(batch.partition, remaining);
@@ -620,7 +615,7 @@ export class Pipeline implements PipelineControl {
     const current = await this.#transactions.committed(partition);
     const committed = current && /^\d+$/.test(current.offset) ? BigInt(current.offset) : undefined;
     const intent = decodeSendIntent(current?.metadata);
-    if (committed !== undefined) this.#forgetCarriedBelow(partition, committed);
+    if (committed !== undefined) this.#forgetSettledBelow(partition, committed);
     if (!intent || committed === undefined || BigInt(intent.untilOffset) < committed) {
       this.#checkedTakeover.add(partition);
       return { committed };
@@ -635,17 +630,41 @@ export class Pipeline implements PipelineControl {
       // Not counted as covering this replica's sends: the first batch writes an intent
       // of its own, so that the intent stored always names the replica that sent last.
       this.#checkedTakeover.add(partition);
-      this.#doubt.set(partition, intent);
+      const known = this.#doubt.get(partition);
+      this.#doubt.set(partition, {
+        ...intent,
+        untilOffset: maxOffset(intent.untilOffset, known?.untilOffset),
+      });
       return { committed };
     }
+    // This process's own intent: what it handed out and did not commit is carried over
+    // (its answers, or what it gave up on), so nothing of the range is in doubt for it.
     this.#checkedTakeover.add(partition);
-    this.#doubt.set(partition, intent);
     this.#covered.set(partition, BigInt(intent.untilOffset));
     return { committed };
   }
 
-  /** Drops carried-over sends of offsets another owner already committed. */
-  #forgetCarriedBelow(partition: number, committed: bigint): void {
+  /**
+   * Keeps the outcomes of a batch that did not commit, by offset, for the batch read
+   * again: this process knows what it handed to the gateway and what came back, so
+   * only what it gave up on is looked up or sent again.
+   */
+  #carry(
+    partition: number,
+    commands: readonly Command[],
+    pending: readonly Promise<SendOutcome | undefined>[],
+  ): void {
+    const carried = this.#carried.get(partition) ?? new Map();
+    commands.forEach((command, index) => {
+      carried.set(command.record.offset, pending[index] as Promise<SendOutcome | undefined>);
+    });
+    this.#carried.set(partition, carried);
+  }
+
+  /** Drops carried-over sends and doubt of offsets that are committed already. */
+  #forgetSettledBelow(partition: number, committed: bigint): void {
+    const doubt = this.#doubt.get(partition);
+    if (doubt && BigInt(doubt.untilOffset) < committed) this.#doubt.delete(partition);
     const carried = this.#carried.get(partition);
     if (!carried) return;
     for (const offset of [...carried.keys()]) {
@@ -759,7 +778,14 @@ export class Pipeline implements PipelineControl {
   async #clearIntents(): Promise<void> {
     await Promise.all(
       [...this.#committedNext].map(async ([partition, { topic, offset, assignment }]) => {
-        if (assignment !== this.#assignment || this.#doubt.has(partition)) return;
+        // Outcomes not committed, or another writer's sends not settled: the intent stays.
+        if (
+          assignment !== this.#assignment ||
+          this.#doubt.has(partition) ||
+          this.#carried.has(partition)
+        ) {
+          return;
+        }
         try {
           const producer = await this.#transactions.producer(partition);
           await producer.commit([], this.#options.groupId, [
@@ -780,18 +806,17 @@ export class Pipeline implements PipelineControl {
     // What the group coordinator says about partitions is read again after every rebalance.
     this.#assignment += 1;
     this.#covered.clear();
-    for (const partition of [...this.#carried.keys()]) {
-      if (!owned.has(partition)) this.#carried.delete(partition);
-    }
+    // What this process sent and what it knows is in doubt stay when a partition moves
+    // away: should the partition come back with this process's intent still the last
+    // one written (no other replica sent in between, as each writes its own intent
+    // first), they are exactly what is not settled yet. A takeover drops what another
+    // owner committed meanwhile.
     for (const partition of [...this.#committedNext.keys()]) {
       if (!owned.has(partition)) this.#committedNext.delete(partition);
     }
     this.#checkedTakeover.clear();
     this.#floor.clear();
     this.#fenced.clear();
-    for (const partition of [...this.#doubt.keys()]) {
-      if (!owned.has(partition)) this.#doubt.delete(partition);
-    }
     // A member the group expelled and took back under a new id (after a freeze, a lost
     // connection) may have been fenced meanwhile: every producer is initialised again,
     // which also fences whoever held a partition in between.
