@@ -43,7 +43,7 @@ lint: $(STAMP)
 test: $(STAMP) tools jars typecheck lint
 	$(NPM) run --silent test
 
-chaos: $(STAMP) jars
+chaos: $(STAMP) tools jars
 	$(NPM) run --silent chaos
 
 bench: $(STAMP) jars

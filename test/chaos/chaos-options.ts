@@ -21,6 +21,7 @@ export const fullRunDefaults: Omit<ChaosOptions, 'log' | 'seed'> = {
     largeValueBytes: 900 * 1024,
     wrongTypes: 'all',
   },
+  compressedPerCodec: 50,
   oversizeBytes: 10 * 1024 * 1024,
   requestTimeoutMs: 1000,
   http500Rate: 0.05,

@@ -26,6 +26,7 @@ import {
 } from './chaos-kafka.ts';
 import { buildCommandMix, type PlannedRecord } from './command-mix.ts';
 import { ReplicaSet } from './ferry-replicas.ts';
+import { KAFKA_CODECS, kcatProduce } from './kcat-producer.ts';
 import { createSeededRandom, type SeededRandom } from './seeded-random.ts';
 import { type ChaosFigures, verifyRun } from './verify-run.ts';
 
@@ -45,6 +46,11 @@ export interface ChaosOptions {
   readonly produceWindowMs: number;
   readonly seed: number;
   readonly badInput: BadInputOptions;
+  /**
+   * Well-formed commands per codec (gzip, snappy, lz4, zstd) that kcat produces as
+   * compressed batches instead of kafkajs; 0 for none.
+   */
+  readonly compressedPerCodec: number;
   /** Size of the record tried past the broker's 1 MB limit (0: not tried). */
   readonly oversizeBytes: number;
   /** FERRY_REQUEST_TIMEOUT_MS of the replicas; the emulator holds timed-out requests a bit longer. */
@@ -198,8 +204,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const commands = buildCommandMix(options.commands, random);
     const bad = buildBadInputs(options.badInput, random);
     const plan = interleave(commands, bad, random);
+    // Some commands arrive from a producer that is not kafkajs, in every codec.
+    const compressed = KAFKA_CODECS.map((codec, index) => ({
+      codec,
+      records: commands
+        .filter((record) => !record.headers)
+        .slice(index * options.compressedPerCodec, (index + 1) * options.compressedPerCodec),
+    }));
+    const viaKcat = new Set(compressed.flatMap((batch) => batch.records));
+    const viaKafkajs = plan.filter((record) => !viaKcat.has(record));
     log(
-      `planned ${commands.length} commands and ${bad.length} bad-input records, seed ${options.seed}`,
+      `planned ${commands.length} commands (${viaKcat.size} through kcat in ${KAFKA_CODECS.join(', ')}) and ${bad.length} bad-input records, seed ${options.seed}`,
     );
 
     let oversize: { bytes: number; accepted: boolean; error?: string } | undefined;
@@ -250,19 +265,29 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     producer = new PlannedProducer(brokers);
     const activeProducer = producer;
     const chunks = Math.max(1, Math.round(options.produceWindowMs / 250));
-    const chunkSize = Math.ceil(plan.length / chunks);
+    const chunkSize = Math.ceil(viaKafkajs.length / chunks);
     const runStart = Date.now();
     let inFlight: Promise<void> = Promise.resolve();
     let produced = 0;
     const production = (async () => {
-      for (let i = 0; i < plan.length && !stopped; i += chunkSize) {
+      for (let i = 0; i < viaKafkajs.length && !stopped; i += chunkSize) {
         const due = runStart + (i / chunkSize) * 250;
         if (due > Date.now()) await wait(due - Date.now());
         await gate.passed();
-        const chunk = plan.slice(i, i + chunkSize);
+        const chunk = viaKafkajs.slice(i, i + chunkSize);
         inFlight = activeProducer.send(topics.commands, chunk);
         await inFlight;
         produced += chunk.length;
+        // Halfway through the window, the compressed batches from kcat.
+        if (i < viaKafkajs.length / 2 && i + chunkSize >= viaKafkajs.length / 2) {
+          for (const { codec, records } of compressed) {
+            if (records.length === 0) continue;
+            await gate.passed();
+            inFlight = kcatProduce(brokers, topics.commands, codec, records);
+            await inFlight;
+            produced += records.length;
+          }
+        }
       }
     })();
 
