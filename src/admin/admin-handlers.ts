@@ -177,6 +177,7 @@ export function createAdminHandlers(options: AdminHandlersOptions): AdminService
         limit,
         ...(request.errorContains ? { errorContains: request.errorContains } : {}),
         ...(request.type ? { type: request.type } : {}),
+        includeInDoubt: request.includeInDoubt,
         signal: context.signal,
       });
       return outcome;

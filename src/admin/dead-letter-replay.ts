@@ -36,6 +36,13 @@ export type ScanVerdict = 'continue' | 'stop';
 
 /** The dead-letter topic as replay needs it. */
 export interface DeadLetterLog {
+  /**
+   * Takes the replay over for the whole fleet: from here on, a replay that runs
+   * anywhere else can no longer commit, so the progress read next cannot change under
+   * this one. Called before the progress is read.
+   * @throws FerryError `kafka`.
+   */
+  begin(): Promise<void>;
   /** The committed progress of the replay, by partition (absent: never replayed). */
   progress(): Promise<Map<number, PartitionProgress>>;
   /** The end offset (high watermark) of every partition of the dead-letter topic. */
@@ -71,6 +78,11 @@ export interface ReplayRequest {
   readonly errorContains?: string;
   /** Only dead letters whose command `type` is exactly this. */
   readonly type?: string;
+  /**
+   * Also dead letters marked `ferry-delivery: in_doubt` (the gateway may have the command
+   * already: replaying it may send it twice). Default false: only proven-unsent ones.
+   */
+  readonly includeInDoubt?: boolean;
   readonly signal?: AbortSignal;
 }
 
@@ -79,7 +91,7 @@ export interface ReplayOutcome {
   readonly replayed: number;
   /** Looked at by this call, replayed or not. */
   readonly scanned: number;
-  /** Looked at and left because they did not match the filter. */
+  /** Looked at and left because they did not match the filter, are in doubt or were cut. */
   readonly skipped: number;
   /** Met again after an earlier call replayed them. */
   readonly alreadyReplayed: number;
@@ -94,11 +106,31 @@ export interface DeadLetterReplayer {
 }
 
 const ERROR_HEADER = 'ferry-error';
+const DELIVERY_HEADER = 'ferry-delivery';
+const TRUNCATED_HEADER = 'ferry-truncated';
 
-/** Headers ferry added when it dead-lettered the record (DESIGN: Dead letter); the rest is the original's. */
+/** The headers ferry adds when it dead-letters a record; every other header is the command's. */
+const deadLetterHeaders: ReadonlySet<string> = new Set([
+  ERROR_HEADER,
+  DELIVERY_HEADER,
+  TRUNCATED_HEADER,
+  'ferry-original-bytes',
+  'ferry-source-topic',
+  'ferry-source-partition',
+  'ferry-source-offset',
+]);
+
+/**
+ * Dead letters replayed per transaction: each chunk commits its records with the
+ * progress up to them, so a long replay neither builds one huge transaction nor
+ * loses what it did when it stops.
+ */
+export const REPLAY_CHUNK = 1000;
+
+/** The command's own headers (`ferry-transport` among them), without those dead-lettering added. */
 export function originalHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
   return Object.fromEntries(
-    Object.entries(headers).filter(([name]) => !name.toLowerCase().startsWith('ferry-')),
+    Object.entries(headers).filter(([name]) => !deadLetterHeaders.has(name.toLowerCase())),
   );
 }
 
@@ -118,8 +150,11 @@ function commandType(value: Buffer | null): string | undefined {
 /** Whether a dead letter passes the request's filter. */
 export function matchesFilter(
   record: DeadLetter,
-  filter: Pick<ReplayRequest, 'errorContains' | 'type'>,
+  filter: Pick<ReplayRequest, 'errorContains' | 'type' | 'includeInDoubt'>,
 ): boolean {
+  // A cut value is not the command: the original stays at the source offset.
+  if (record.headers[TRUNCATED_HEADER] === 'true') return false;
+  if (record.headers[DELIVERY_HEADER] === 'in_doubt' && !filter.includeInDoubt) return false;
   if (filter.errorContains !== undefined) {
     const error = record.headers[ERROR_HEADER];
     if (error === undefined) return false;
@@ -155,7 +190,21 @@ export class DeadLetterReplay implements DeadLetterReplayer {
     }
     this.#running = true;
     try {
-      return await this.#run(request);
+      await this.#log.begin();
+      const total = { replayed: 0, scanned: 0, skipped: 0, alreadyReplayed: 0 };
+      let limitReached = false;
+      while (true) {
+        const limit = Math.min(REPLAY_CHUNK, request.limit - total.replayed);
+        const chunk = await this.#run({ ...request, limit });
+        total.replayed += chunk.replayed;
+        total.scanned += chunk.scanned;
+        total.skipped += chunk.skipped;
+        total.alreadyReplayed += chunk.alreadyReplayed;
+        limitReached = chunk.limitReached;
+        // The chunk ended the scan, or the request's limit is used up.
+        if (!chunk.limitReached || chunk.replayed === 0 || total.replayed >= request.limit) break;
+      }
+      return { ...total, limitReached };
     } finally {
       this.#running = false;
     }

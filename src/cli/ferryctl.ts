@@ -38,7 +38,7 @@ Commands
   templates create --text T [--name N]  create an SMS template
   templates delete [--id I] [--text T]  delete SMS templates by id and/or exact text
   pause | resume | state                steer and show the pipeline
-  dlq replay [--limit N] [--error-contains S] [--type T]
+  dlq replay [--limit N] [--error-contains S] [--type T] [--include-in-doubt]
                                         re-produce dead letters to the commands topic
   send sms --phone P --text T --sender S [--id N] [--timeout-ms MS]
                                         produce a command to Kafka and wait for its result
@@ -96,6 +96,7 @@ const options = {
   name: { type: 'string' },
   limit: { type: 'string' },
   'error-contains': { type: 'string' },
+  'include-in-doubt': { type: 'boolean' },
   type: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -275,6 +276,7 @@ async function runAdmin(
             ? {}
             : { errorContains: flags['error-contains'] }),
           ...(flags.type === undefined ? {} : { type: flags.type }),
+          includeInDoubt: flags['include-in-doubt'] === true,
         },
         { timeoutMs: numberFlag(flags['timeout-ms'], '--timeout-ms', 120_000) },
       );

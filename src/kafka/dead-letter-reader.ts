@@ -233,6 +233,27 @@ export class DeadLetterReader implements DeadLetterLog {
     return this.#producer;
   }
 
+  /**
+   * A new producer of the replay's transactional id, initialised now: that bumps the
+   * id's epoch, so a replay in progress elsewhere (or an earlier one here) is refused
+   * at its next commit, before this one reads the progress.
+   */
+  async begin(): Promise<void> {
+    const previous = this.#producer;
+    this.#producer = undefined;
+    await previous?.then((p) => p.disconnect()).catch(() => undefined);
+    try {
+      const producer = await this.#transactionalProducer();
+      // kafkajs sends InitProducerId with the transactional id only at a first
+      // transaction; nothing is added to this one, so its abort stays local.
+      const transaction = await producer.transaction();
+      await transaction.abort();
+    } catch (error: unknown) {
+      this.#producer = undefined;
+      throw kafkaError(error, 'taking the dead-letter replay over failed');
+    }
+  }
+
   async commit(
     records: readonly ReplayRecord[],
     progress: ReadonlyMap<number, PartitionProgress>,
@@ -271,6 +292,14 @@ export class DeadLetterReader implements DeadLetterLog {
       // A fenced or broken producer cannot be reused.
       this.#producer = undefined;
       await producer.disconnect().catch(() => undefined);
+      const message = error instanceof Error ? error.message : String(error);
+      if (/old epoch|fenced|INVALID_PRODUCER_EPOCH|PRODUCER_FENCED/i.test(message)) {
+        throw new FerryError(
+          'illegal_state',
+          'another dead-letter replay took over (on this or another replica); this one stopped, and what it had not committed is left for that one',
+          { cause: error, retryable: false },
+        );
+      }
       throw kafkaError(error, 'committing the dead-letter replay failed');
     }
     await this.#untilVisible(progress);

@@ -1,19 +1,30 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import PQueue from 'p-queue';
-import type { ItemOutcome, Transport } from '../contract/index.ts';
+import type { ItemOutcome, OperationType, Transport } from '../contract/index.ts';
 import { FerryError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { FerryMetrics } from '../observability/metrics.ts';
+import { mayHaveReachedGateway } from '../upstream/classify-error.ts';
 import type { EnvelopeAnswer, GatewayClient } from '../upstream/gateway-client.ts';
 import type { Batch } from './batcher.ts';
 import type { SendGate } from './send-gate.ts';
+import { idTakenError, matchStatusRecord } from './status-match.ts';
 
 /** How one command's trip to the gateway ended. */
 export type SendOutcome =
   | { readonly kind: 'item'; readonly item: ItemOutcome; readonly attempts: number }
   | { readonly kind: 'accepted'; readonly requestId: string; readonly attempts: number }
   | { readonly kind: 'rejected'; readonly error: string; readonly attempts: number }
-  | { readonly kind: 'transport'; readonly error: string; readonly attempts: number }
+  /**
+   * Gave up after retries. `unsent` when no attempt can have reached the gateway, or a
+   * final `status` lookup found nothing; `in_doubt` when it may have been delivered.
+   */
+  | {
+      readonly kind: 'transport';
+      readonly error: string;
+      readonly attempts: number;
+      readonly delivery: Delivery;
+    }
   /** The gateway already had it (found by `status` before a resend): its status record. */
   | { readonly kind: 'reconciled'; readonly record: unknown; readonly attempts: number }
   /**
@@ -23,10 +34,29 @@ export type SendOutcome =
    */
   | { readonly kind: 'abandoned'; readonly sent: boolean };
 
+/** What ferry knows about whether a command it gave up on reached the gateway. */
+export type Delivery = 'unsent' | 'in_doubt';
+
+/** What one `status` lookup said about one command. */
+export type LookupAnswer =
+  /** The gateway has this command: its status record. */
+  | { readonly kind: 'sent'; readonly record: unknown }
+  /** The gateway does not know the id. */
+  | { readonly kind: 'unsent' }
+  /** The gateway knows the id for another message: the command must not be sent. */
+  | { readonly kind: 'taken'; readonly error: string };
+
+/** A command to look up: its client id and operation type. */
+export interface LookupTarget {
+  readonly id: unknown;
+  readonly type: OperationType;
+}
+
 /** One operation waiting for its envelope's answer. */
 export interface Outbound {
   readonly json: string;
   readonly id: unknown;
+  readonly type: OperationType;
   /** A send with a numeric id: `status` can tell whether the gateway already has it. */
   readonly reconcilable: boolean;
   /** It may have reached the gateway before (a send intent without a result): look it up first. */
@@ -64,6 +94,8 @@ interface Envelope {
   attempts: number;
   /** Requests that carried the items themselves (lookups not counted). */
   sends: number;
+  /** A failed send may have been processed by the gateway all the same. */
+  mayHaveArrived: boolean;
   /** Items to look up with `status` before the next send, because an earlier one may have arrived. */
   readonly checkFirst: Set<Outbound>;
 }
@@ -74,6 +106,16 @@ interface Envelope {
  * the size of send envelopes.
  */
 export const LOOKUP_ENVELOPE_OPS = 500;
+
+/** A `status` item read against the command it was asked for. */
+function lookupAnswer(target: LookupTarget, outcome: ItemOutcome): LookupAnswer {
+  // spec: status. A failed item is an id the gateway does not know.
+  if (!outcome.success) return { kind: 'unsent' };
+  if (matchStatusRecord(target.type, target.id, outcome.data) === 'other-command') {
+    return { kind: 'taken', error: idTakenError(target.id, outcome.data) };
+  }
+  return { kind: 'sent', record: outcome.data };
+}
 
 /** Exponential backoff with full jitter between half and all of the step. */
 export function backoffMs(attempt: number, baseMs: number, maxMs: number): number {
@@ -117,6 +159,7 @@ export class Dispatcher {
       items: batch.items,
       attempts: 0,
       sends: 0,
+      mayHaveArrived: false,
       checkFirst: new Set(batch.items.filter((item) => item.inDoubt && item.reconcilable)),
     };
     this.#options.metrics.envelopeOperations.observe(
@@ -127,18 +170,19 @@ export class Dispatcher {
   }
 
   /**
-   * Asks the gateway with `status` which of these ids it knows, in envelopes of up to
+   * Asks the gateway with `status` about these commands, in envelopes of up to
    * LOOKUP_ENVELOPE_OPS, through the same queue as sends (so bounded by its concurrency).
-   * @returns per id, its status record when the gateway knows it, else undefined; or
-   *   undefined as a whole when any envelope failed, the gate is closed or ferry stops:
-   *   the caller then lets each send look itself up before going out.
+   * A status record counts as the command's only when it matches it (matchStatusRecord).
+   * @returns one answer per target; or undefined as a whole when any envelope failed,
+   *   the gate is closed or ferry stops: the caller then lets each send look itself up
+   *   before going out.
    */
-  async lookUp(ids: readonly unknown[]): Promise<(unknown | undefined)[] | undefined> {
+  async lookUp(targets: readonly LookupTarget[]): Promise<LookupAnswer[] | undefined> {
     const { gateway, gate, metrics } = this.#options;
     if (!gate.open) return undefined;
-    const chunks: (readonly unknown[])[] = [];
-    for (let start = 0; start < ids.length; start += LOOKUP_ENVELOPE_OPS) {
-      chunks.push(ids.slice(start, start + LOOKUP_ENVELOPE_OPS));
+    const chunks: (readonly LookupTarget[])[] = [];
+    for (let start = 0; start < targets.length; start += LOOKUP_ENVELOPE_OPS) {
+      chunks.push(targets.slice(start, start + LOOKUP_ENVELOPE_OPS));
     }
     try {
       const answers = await Promise.all(
@@ -147,29 +191,28 @@ export class Dispatcher {
             () =>
               gateway.sendEnvelope(
                 'sync',
-                chunk.map((id) => `{"type":"status","id":${JSON.stringify(id)}}`),
-                chunk,
+                chunk.map((target) => `{"type":"status","id":${JSON.stringify(target.id)}}`),
+                chunk.map((target) => target.id),
                 this.#abort.signal,
               ),
             { signal: this.#abort.signal },
           ),
         ),
       );
-      const found: (unknown | undefined)[] = [];
+      const out: LookupAnswer[] = [];
       for (const [index, answer] of answers.entries()) {
         if (answer?.kind !== 'items') return undefined;
         const chunk = chunks[index] ?? [];
-        // spec: status. A failed item is an id the gateway does not know.
-        for (let item = 0; item < chunk.length; item += 1) {
-          const outcome = answer.items[item];
+        for (const [position, target] of chunk.entries()) {
+          const outcome = answer.items[position];
           if (outcome === undefined) return undefined;
-          found.push(outcome.success ? outcome.data : undefined);
+          out.push(lookupAnswer(target, outcome));
         }
       }
-      const known = found.filter((record) => record !== undefined).length;
-      metrics.reconciliations.inc({ outcome: 'found' }, known);
-      metrics.reconciliations.inc({ outcome: 'not_found' }, found.length - known);
-      return found;
+      const sent = out.filter((answer) => answer.kind === 'sent').length;
+      metrics.reconciliations.inc({ outcome: 'found' }, sent);
+      metrics.reconciliations.inc({ outcome: 'not_found' }, out.length - sent);
+      return out;
     } catch {
       return undefined;
     }
@@ -227,8 +270,11 @@ export class Dispatcher {
       );
     } catch (error: unknown) {
       // The request may have been processed even though its answer is lost (a timeout, a
-      // reset after the body was written): ask before sending these again (issue 8).
-      for (const item of envelope.items) if (item.reconcilable) envelope.checkFirst.add(item);
+      // reset after the body was written): ask before sending these again.
+      if (mayHaveReachedGateway(error)) {
+        envelope.mayHaveArrived = true;
+        for (const item of envelope.items) if (item.reconcilable) envelope.checkFirst.add(item);
+      }
       this.#failed(envelope, FerryError.from(error, 'transport'));
       return;
     } finally {
@@ -290,10 +336,15 @@ export class Dispatcher {
     const found = new Set<Outbound>();
     toCheck.forEach((item, index) => {
       const outcome = answer.items[index];
-      // spec: status. Any failed item is taken as "not known": the command is sent.
-      if (!outcome?.success) return;
+      if (!outcome) return;
+      const known = lookupAnswer(item, outcome);
+      if (known.kind === 'unsent') return;
       found.add(item);
-      item.settle({ kind: 'reconciled', record: outcome.data, attempts: envelope.attempts });
+      item.settle(
+        known.kind === 'sent'
+          ? { kind: 'reconciled', record: known.record, attempts: envelope.attempts }
+          : { kind: 'rejected', error: known.error, attempts: envelope.attempts },
+      );
     });
     metrics.reconciliations.inc({ outcome: 'found' }, found.size);
     metrics.reconciliations.inc({ outcome: 'not_found' }, toCheck.length - found.size);
@@ -313,7 +364,12 @@ export class Dispatcher {
         item.settle(
           outcome
             ? { kind: 'item', item: outcome, attempts }
-            : { kind: 'transport', error: 'the gateway answered without this item', attempts },
+            : {
+                kind: 'transport',
+                error: 'the gateway answered without this item',
+                attempts,
+                delivery: 'in_doubt',
+              },
         );
       }
     });
@@ -342,8 +398,51 @@ export class Dispatcher {
       { transport: envelope.transport, attempts: envelope.attempts, err: error.message },
       'envelope failed for good',
     );
+    this.#waiting += 1;
+    this.#updateGauges();
+    void this.#finalCheck(envelope, error).finally(() => {
+      this.#waiting -= 1;
+      this.#updateGauges();
+    });
+  }
+
+  /**
+   * Before commands end as transport failures (and dead letters), what can be known
+   * about their delivery is found out: a command the gateway may have got is looked up
+   * once its request can have landed; found, it ends as delivered after all; not found,
+   * it is proven unsent; where no lookup can tell, it is marked in doubt.
+   */
+  async #finalCheck(envelope: Envelope, error: FerryError): Promise<void> {
+    const attempts = envelope.attempts;
+    const delivery: Delivery = envelope.mayHaveArrived ? 'in_doubt' : 'unsent';
+    const toCheck = envelope.mayHaveArrived
+      ? envelope.items.filter((item) => item.reconcilable)
+      : [];
+    let answers: LookupAnswer[] | undefined;
+    if (toCheck.length > 0) {
+      try {
+        await sleep(this.#options.lookupDelayMs, undefined, { signal: this.#abort.signal });
+      } catch {
+        this.#abandon(envelope);
+        return;
+      }
+      answers = await this.lookUp(toCheck);
+    }
+    const checked = new Map(toCheck.map((item, index) => [item, answers?.[index]]));
     for (const item of envelope.items) {
-      item.settle({ kind: 'transport', error: error.message, attempts: envelope.attempts });
+      const known = checked.get(item);
+      if (known?.kind === 'sent') {
+        item.settle({ kind: 'reconciled', record: known.record, attempts });
+      } else if (known?.kind === 'taken') {
+        item.settle({ kind: 'rejected', error: known.error, attempts });
+      } else {
+        item.settle({
+          kind: 'transport',
+          error: error.message,
+          attempts,
+          delivery: known?.kind === 'unsent' ? 'unsent' : delivery,
+        });
+      }
     }
   }
 

@@ -7,6 +7,7 @@
  */
 import type { InboundRecord, OutboundRecord } from '../kafka/kafka-client.ts';
 import type { Command } from './command.ts';
+import type { Delivery } from './dispatcher.ts';
 import { INTERNAL_RULE, internalErrorResult, type Result } from './result.ts';
 
 /**
@@ -206,9 +207,11 @@ export function deadLetterRecord(
   record: InboundRecord,
   error: string,
   maxBytes: number,
+  delivery: Delivery,
 ): OutboundRecord {
   const ferryHeaders: Record<string, string> = {
     'ferry-error': error.length > ERROR_HEADER_CHARS ? previewOf(error, ERROR_HEADER_CHARS) : error,
+    'ferry-delivery': delivery,
     'ferry-source-topic': record.topic,
     'ferry-source-partition': String(record.partition),
     'ferry-source-offset': record.offset,
@@ -269,11 +272,13 @@ function internalRecords(
   try {
     return [
       resultRecord(topics.results, record, result, maxBytes),
-      deadLetterRecord(topics.dlq, record, error, maxBytes),
+      // Built after the command's trip, whatever it was: whether it was sent is unknown.
+      deadLetterRecord(topics.dlq, record, error, maxBytes, 'in_doubt'),
     ];
   } catch {
     const source = {
       'ferry-error': error,
+      'ferry-delivery': 'in_doubt',
       'ferry-source-topic': String(record.topic),
       'ferry-source-partition': String(record.partition),
       'ferry-source-offset': String(record.offset),
@@ -324,7 +329,16 @@ export function buildOutputRecords(
       own = [resultRecord(topics.results, command.record, result, maxBytes)];
       reason = deadLetterReason(command, result);
       if (reason !== undefined) {
-        own.push(deadLetterRecord(topics.dlq, command.record, result.error ?? reason, maxBytes));
+        own.push(
+          deadLetterRecord(
+            topics.dlq,
+            command.record,
+            result.error ?? reason,
+            maxBytes,
+            // An unreadable record was never sent.
+            result.delivery ?? 'unsent',
+          ),
+        );
       }
     } catch (error: unknown) {
       try {

@@ -15,7 +15,7 @@ import { incEach } from '../observability/tally.ts';
 import type { GatewayClient } from '../upstream/gateway-client.ts';
 import { Batcher } from './batcher.ts';
 import type { Command, CommandReaderOptions, ValidCommand } from './command.ts';
-import { Dispatcher, type Outbound, type SendOutcome } from './dispatcher.ts';
+import { Dispatcher, type LookupAnswer, type Outbound, type SendOutcome } from './dispatcher.ts';
 import { readCommandGuarded } from './last-resort.ts';
 import { buildOutputRecords, errorText } from './output-records.ts';
 import { PartitionTransactions } from './partition-transactions.ts';
@@ -493,26 +493,28 @@ export class Pipeline implements PipelineControl {
         isInDoubt(command.record.offset) &&
         !carried?.has(command.record.offset),
     );
-    const checked = new Map<string, unknown>();
+    const checked = new Map<string, LookupAnswer>();
     if (doubtful.length > 0) {
-      const answer = await unlessAborted(
-        this.#dispatcher.lookUp(doubtful.map((command) => command.id)),
-        signal,
-      );
+      const answer = await unlessAborted(this.#dispatcher.lookUp(doubtful), signal);
       if (signal.aborted) return 'again';
-      answer?.forEach((record, index) => {
-        checked.set((doubtful[index] as ValidCommand).record.offset, record);
+      answer?.forEach((known, index) => {
+        checked.set((doubtful[index] as ValidCommand).record.offset, known);
       });
     }
     const pending = commands.map((command) => {
       const offset = command.record.offset;
-      if (checked.has(offset)) {
-        const record = checked.get(offset);
-        if (record !== undefined) {
-          return Promise.resolve<SendOutcome>({ kind: 'reconciled', record, attempts: 1 });
-        }
-        return this.#send(command, false, isCurrent);
+      const known = checked.get(offset);
+      if (known?.kind === 'sent') {
+        return Promise.resolve<SendOutcome>({
+          kind: 'reconciled',
+          record: known.record,
+          attempts: 1,
+        });
       }
+      if (known?.kind === 'taken') {
+        return Promise.resolve<SendOutcome>({ kind: 'rejected', error: known.error, attempts: 1 });
+      }
+      if (known?.kind === 'unsent') return this.#send(command, false, isCurrent);
       const inDoubt = isInDoubt(offset);
       const earlier = carried?.get(offset);
       if (!earlier) return this.#send(command, inDoubt, isCurrent);
@@ -696,6 +698,7 @@ export class Pipeline implements PipelineControl {
       this.#batcher.add(command.transport, {
         json: command.json,
         id: command.id,
+        type: command.type,
         reconcilable: isReconcilable(command.type, command.id),
         inDoubt,
         isCurrent,

@@ -1,6 +1,6 @@
 import { sendOperationTypes, type Transport } from '../contract/index.ts';
 import type { Command } from './command.ts';
-import type { SendOutcome } from './dispatcher.ts';
+import type { Delivery, SendOutcome } from './dispatcher.ts';
 
 /**
  * Where a command ended (DESIGN: Result). `validation`: never sent, because it broke a rule,
@@ -20,6 +20,11 @@ export interface Result {
   parts?: unknown;
   request_id?: string;
   data?: unknown;
+  /**
+   * Stage `transport` only: `unsent` when ferry knows the gateway never got the command
+   * (safe to send again), `in_doubt` when it may have (look it up before sending again).
+   */
+  delivery?: Delivery;
   /** The gateway already had this command (found with `status` after a lost answer or a takeover): it was not sent again. */
   reconciled?: true;
   attempts: number;
@@ -81,6 +86,7 @@ export function sendResult(
     case 'transport': {
       const result = base(command, false, 'transport', outcome.attempts);
       result.error = outcome.error;
+      result.delivery = outcome.delivery;
       return result;
     }
     case 'rejected': {

@@ -18,6 +18,28 @@ const retryableSocketCodes = new Set([
   'UND_ERR_CLOSED',
 ]);
 
+// Failures before a connection existed: the request cannot have reached the gateway.
+const notConnectedCodes = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ENETDOWN',
+  'ENETUNREACH',
+  'EHOSTDOWN',
+  'EHOSTUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/**
+ * Whether a failed request may still have been processed by the gateway: anything but
+ * a failure to connect (a timeout, a reset, HTTP 5xx or a malformed answer may all
+ * come after the gateway acted on the request).
+ */
+export function mayHaveReachedGateway(error: unknown): boolean {
+  const code = errorCode(error);
+  return code === undefined || !notConnectedCodes.has(code);
+}
+
 function errorCode(error: unknown): string | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const code = (error as { code?: unknown }).code;

@@ -37,7 +37,7 @@ async function readCommands(
   await consumer.start((record) => {
     records.push(record);
   });
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + 30_000;
   while (records.length < expected && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -118,5 +118,81 @@ describe('dead-letter replay against the broker', async () => {
       assert.equal(record.value?.toString(), letter?.value);
       assert.deepEqual(record.headers, { 'trace-id': `trace-${letter?.key}` });
     }
+  });
+});
+
+describe('dead-letter replay across the fleet', async () => {
+  test('two replays at once, as on two replicas: each dead letter reaches the commands topic once; in-doubt ones wait for an explicit ask; headers are kept', async (t) => {
+    const brokers = testBrokers();
+    const deadLetterTopic = uniqueTopic('ferry.dlq');
+    const commandsTopic = uniqueTopic('ferry.commands');
+    const progressGroupId = uniqueTopic('ferry.dlq-replay');
+    const kafka = new KafkaClient({ brokers, clientId: 'admin-dlq-fleet', logger });
+    t.after(() => kafka.close());
+    await kafka.ensureTopics([
+      { topic: deadLetterTopic, partitions: 2, replicationFactor: 1 },
+      { topic: commandsTopic, partitions: 1, replicationFactor: 1 },
+    ]);
+    const producer = kafka.createProducer();
+    await producer.connect();
+    t.after(() => producer.disconnect());
+    const unsent = 2_500;
+    await producer.send([
+      ...Array.from({ length: unsent }, (_, index) => ({
+        topic: deadLetterTopic,
+        key: `u${index}`,
+        value: JSON.stringify({ type: 'sms', id: index }),
+        headers: {
+          'ferry-error': 'gateway unreachable (ECONNREFUSED)',
+          'ferry-delivery': 'unsent',
+          'ferry-source-offset': String(index),
+          'ferry-transport': 'async',
+        },
+      })),
+      {
+        topic: deadLetterTopic,
+        key: 'doubt',
+        value: JSON.stringify({ type: 'sms', id: 99_999 }),
+        headers: { 'ferry-error': 'gateway request timed out', 'ferry-delivery': 'in_doubt' },
+      },
+    ]);
+    // Two replicas: two readers of the same progress group, each with its own replayer.
+    const replicas = [1, 2].map(() => {
+      const reader = new DeadLetterReader({
+        brokers,
+        logger,
+        deadLetterTopic,
+        commandsTopic,
+        progressGroupId,
+      });
+      t.after(() => reader.close());
+      return new DeadLetterReplay(reader);
+    });
+    const outcomes = await Promise.allSettled(
+      replicas.map((replay) => replay.replay({ limit: 100_000 })),
+    );
+    const done = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+    for (const outcome of outcomes) {
+      if (outcome.status === 'rejected') {
+        assert.match(String(outcome.reason), /another dead-letter replay took over/);
+      }
+    }
+    assert.ok(done.length >= 1, 'one replay went through');
+    // Whatever the earlier one left is for the next call; in-doubt still needs asking.
+    const rest = await (replicas[0] as DeadLetterReplay).replay({ limit: 100_000 });
+    const replayedSoFar = done.reduce((sum, o) => sum + o.replayed, 0) + rest.replayed;
+    assert.equal(replayedSoFar, unsent, 'every proven-unsent dead letter, once');
+    const doubt = await (replicas[1] as DeadLetterReplay).replay({
+      limit: 10,
+      includeInDoubt: true,
+    });
+    assert.equal(doubt.replayed, 1, 'the in-doubt one, when asked for');
+
+    const commands = await readCommands(kafka, commandsTopic, unsent + 1);
+    const keys = commands.map((r) => r.key?.toString() ?? '');
+    assert.equal(keys.length, unsent + 1);
+    assert.equal(new Set(keys).size, keys.length, 'no dead letter replayed twice');
+    const sample = commands.find((r) => r.key?.toString() === 'u7');
+    assert.deepEqual(sample?.headers, { 'ferry-transport': 'async' });
   });
 });

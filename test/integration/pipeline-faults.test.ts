@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort } from '../../tools/kafka/broker.ts';
 import { smsOperation } from '../fixtures/operations.ts';
 import {
   command,
@@ -38,16 +39,56 @@ for (const { knob, name } of faults) {
       assert.equal(result.value.stage, 'transport');
       assert.equal(result.value.attempts, 3);
       assert.equal(typeof result.value.error, 'string');
+      // Each fault comes after the gateway got the request, and the final lookup fails
+      // the same way: nobody can tell whether the command went out.
+      assert.equal(result.value.delivery, 'in_doubt');
     }
     const deadLetters = await readRecords(t, ferry.topics.dlq, ids.length);
     assert.deepEqual(deadLetters.map((d) => d.key).sort(), ids.map(String).sort());
     for (const dead of deadLetters) {
       assert.equal(dead.record.headers['ferry-source-topic'], ferry.topics.commands);
       assert.ok(dead.record.headers['ferry-error']);
+      assert.equal(dead.record.headers['ferry-delivery'], 'in_doubt');
       assert.equal(dead.value.type, 'sms', 'the original record value is kept');
     }
   });
 }
+
+test('a gateway that refuses connections: the commands are proven unsent, without a lookup', async (t) => {
+  const emulator = await startEmulator(t);
+  const closedPort = await freePort();
+  const ferry = await startFerry(t, emulator, {
+    FERRY_SYNC_BASE_URL: `http://127.0.0.1:${closedPort}`,
+    FERRY_MAX_ATTEMPTS: '2',
+  });
+  await produce(t, [command(ferry.topics.commands, sms(111))]);
+  const [result] = await readRecords(t, ferry.topics.results, 1);
+  assert.equal(result?.value.stage, 'transport');
+  assert.equal(result?.value.delivery, 'unsent');
+  const [dead] = await readRecords(t, ferry.topics.dlq, 1);
+  assert.equal(dead?.record.headers['ferry-delivery'], 'unsent');
+});
+
+test('answers lost on every attempt: the final lookup finds the command delivered, no dead letter', async (t) => {
+  const emulator = await startEmulator(t, { knobs: { lostAnswerRate: 1 } });
+  const ferry = await startFerry(t, emulator, {
+    FERRY_MAX_ATTEMPTS: '2',
+    FERRY_REQUEST_TIMEOUT_MS: '400',
+    FERRY_TOPIC_PARTITIONS: '1',
+  });
+  await produce(t, [command(ferry.topics.commands, sms(121))]);
+  // The send and the retry's lookup both lose their answers; the answer to the final
+  // lookup, a request timeout later, comes through.
+  for (let i = 0; i < 500 && emulator.stats().requests < 2; i++) await sleep(5);
+  emulator.setKnobs({ lostAnswerRate: 0 });
+  const [result] = await readRecords(t, ferry.topics.results, 1);
+  assert.equal(result?.value.success, true);
+  assert.equal(result?.value.reconciled, true);
+  assert.equal(result?.value.stage, 'upstream');
+  assert.equal(emulator.stats().sendsById['121'], 1, 'sent once');
+  const dead = await readRecords(t, ferry.topics.dlq, 1, { timeoutMs: 3_000 }).catch(() => []);
+  assert.equal(dead.length, 0);
+});
 
 test('a fault that heals within the attempts ends in success, with the attempts counted', async (t) => {
   const emulator = await startEmulator(t, { knobs: { http500Rate: 1 } });

@@ -146,11 +146,18 @@ test('the result record is keyed like the command; an overlong key is cut and fl
 
 test('a dead letter that fits carries the whole record and the source headers', () => {
   const source = record('{oops');
-  const dead = deadLetterRecord('dlq', source, 'the record value is not UTF-8 JSON', 1_000_000);
+  const dead = deadLetterRecord(
+    'dlq',
+    source,
+    'the record value is not UTF-8 JSON',
+    1_000_000,
+    'unsent',
+  );
   assert.deepEqual(dead.value, source.value);
   assert.deepEqual(dead.headers, {
     trace: 't-1',
     'ferry-error': 'the record value is not UTF-8 JSON',
+    'ferry-delivery': 'unsent',
     'ferry-source-topic': 'ferry.commands',
     'ferry-source-partition': '2',
     'ferry-source-offset': '41',
@@ -160,7 +167,7 @@ test('a dead letter that fits carries the whole record and the source headers', 
 test('a dead letter over the cap has its value cut and says so in its headers', () => {
   const cap = 100_000;
   const value = Buffer.alloc(cap - 10, 0x61);
-  const dead = deadLetterRecord('dlq', record(value), 'e'.repeat(5000), cap);
+  const dead = deadLetterRecord('dlq', record(value), 'e'.repeat(5000), cap, 'in_doubt');
   assert.ok(recordBytes(dead) <= cap, `${recordBytes(dead)} bytes`);
   assert.equal(dead.headers?.['ferry-truncated'], 'true');
   assert.equal(dead.headers?.['ferry-original-bytes'], String(value.length));
@@ -177,6 +184,7 @@ test('source headers larger than a quarter of the cap are dropped from the dead 
     record('{}', { headers: { big: 'h'.repeat(cap) } }),
     'not_json',
     cap,
+    'unsent',
   );
   assert.equal(dead.headers?.big, undefined);
   assert.equal(dead.headers?.['ferry-truncated'], 'true');

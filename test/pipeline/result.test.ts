@@ -50,8 +50,14 @@ test('a lookup result carries the item data', () => {
 
 test('failures say where they ended', () => {
   assert.equal(
-    sendResult(sms, { kind: 'transport', error: 'timeout', attempts: 5 }).stage,
+    sendResult(sms, { kind: 'transport', error: 'timeout', attempts: 5, delivery: 'in_doubt' })
+      .stage,
     'transport',
+  );
+  assert.equal(
+    sendResult(sms, { kind: 'transport', error: 'refused', attempts: 5, delivery: 'unsent' })
+      .delivery,
+    'unsent',
   );
   const item = sendResult(sms, {
     kind: 'item',
