@@ -107,6 +107,21 @@ export class ReplicaSet {
     }
   }
 
+  /** SIGTERM (a rolling restart's graceful stop), wait for the exit, start it again after `restartAfterMs`. */
+  async terminate(name: string, restartAfterMs: number): Promise<void> {
+    const replica = this.#get(name);
+    clearTimeout(replica.restartTimer);
+    const { child, exit } = replica;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      replica.expectExit = true;
+      replica.log.write(`\n##### chaos: SIGTERM at ${new Date().toISOString()}\n`);
+      child.kill('SIGTERM');
+      await exit;
+    }
+    await new Promise((r) => setTimeout(r, restartAfterMs));
+    if (!this.#stopping) this.#spawn(replica);
+  }
+
   /** SIGTERM every replica (a graceful stop), SIGKILL after `graceMs`; closes the logs. */
   async stopAll(graceMs: number): Promise<void> {
     if (this.#stopping) return;

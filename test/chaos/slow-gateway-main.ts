@@ -1,7 +1,8 @@
 /**
  * `make chaos`, second part: the slow-gateway scenario at full size (3,000 commands,
- * a gateway answering in 3 s, a 6 s session), once without and once with one of the
- * two replicas frozen for 12 s. Prints the figures of each run; exits 0 when every
+ * a gateway answering in 3 s, a 6 s session): as it is; with one of the two replicas
+ * frozen for 12 s; and with a fifth of the answers coming after 8 s (past the session)
+ * while one replica is stopped with SIGTERM mid-send and started again. Prints the figures of each run; exits 0 when every
  * check held, 1 on any violation, 2 when a run could not be carried out.
  *
  * Usage: node test/chaos/slow-gateway-main.ts [--commands=N]
@@ -18,9 +19,20 @@ if (!Number.isSafeInteger(commands) || commands < 1) {
   process.exit(2);
 }
 
+const variants = [
+  { label: '', freezeMs: 0 },
+  { label: ', replica-2 frozen 12000 ms', freezeMs: 12_000 },
+  {
+    label: ', a fifth of answers after 8 s, SIGTERM of replica-2',
+    freezeMs: 0,
+    sigterm: true,
+    slowAnswers: { rate: 0.2, ms: 8_000 },
+  },
+];
+
 let failed = false;
-for (const freezeMs of [0, 12_000]) {
-  log(`slow gateway: ${commands} commands${freezeMs ? `, replica-2 frozen ${freezeMs} ms` : ''}`);
+for (const { label, ...variant } of variants) {
+  log(`slow gateway: ${commands} commands${label}`);
   try {
     const report = await runSlowGateway({
       commands,
@@ -30,9 +42,9 @@ for (const freezeMs of [0, 12_000]) {
       requestTimeoutMs: 5_000,
       concurrency: 4,
       batchMaxOps: 20,
-      freezeMs,
       brokerHeapMb: 512,
       log,
+      ...variant,
     });
     process.stdout.write(`${JSON.stringify(report.figures, null, 2)}\n`);
     for (const violation of report.violations) log(`VIOLATION ${violation}`);
