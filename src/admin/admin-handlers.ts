@@ -177,7 +177,7 @@ export function createAdminHandlers(options: AdminHandlersOptions): AdminService
         limit,
         ...(request.errorContains ? { errorContains: request.errorContains } : {}),
         ...(request.type ? { type: request.type } : {}),
-        includeInDoubt: request.includeInDoubt,
+        ...(request.includeInDoubt ? { includeInDoubt: true } : {}),
         signal: context.signal,
       });
       return outcome;

@@ -36,8 +36,14 @@ const notConnectedCodes = new Set([
  * come after the gateway acted on the request).
  */
 export function mayHaveReachedGateway(error: unknown): boolean {
-  const code = errorCode(error);
-  return code === undefined || !notConnectedCodes.has(code);
+  // Every cause is looked at: ferry's own error wraps the socket's, each with a code.
+  let current: unknown = error;
+  for (let depth = 0; depth < 8 && typeof current === 'object' && current !== null; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && notConnectedCodes.has(code)) return false;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return true;
 }
 
 function errorCode(error: unknown): string | undefined {

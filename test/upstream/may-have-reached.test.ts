@@ -1,0 +1,23 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { FerryError } from '../../src/errors.ts';
+import { mayHaveReachedGateway } from '../../src/upstream/classify-error.ts';
+
+const socketError = (code: string) => Object.assign(new Error(`connect ${code}`), { code });
+const wrapped = (code: string) =>
+  new FerryError('transport', 'gateway unreachable', {
+    cause: new TypeError('fetch failed', { cause: socketError(code) }),
+  });
+
+test('a failure to connect proves the request never reached the gateway, however wrapped', () => {
+  for (const code of ['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'UND_ERR_CONNECT_TIMEOUT']) {
+    assert.equal(mayHaveReachedGateway(wrapped(code)), false, code);
+  }
+});
+
+test('a reset, a timeout or an answer that went wrong may come after the gateway acted', () => {
+  assert.equal(mayHaveReachedGateway(wrapped('ECONNRESET')), true);
+  assert.equal(mayHaveReachedGateway(wrapped('UND_ERR_HEADERS_TIMEOUT')), true);
+  assert.equal(mayHaveReachedGateway(new FerryError('transport', 'HTTP 500')), true);
+  assert.equal(mayHaveReachedGateway(new Error('anything')), true);
+});
