@@ -18,6 +18,7 @@ import type { Command, CommandReaderOptions, ValidCommand } from './command.ts';
 import { Dispatcher, type LookupAnswer, type Outbound, type SendOutcome } from './dispatcher.ts';
 import { readCommandGuarded } from './last-resort.ts';
 import { buildOutputRecords, errorText } from './output-records.ts';
+import { PartitionOwnership } from './partition-ownership.ts';
 import { PartitionTransactions } from './partition-transactions.ts';
 import type { PauseReason, PipelineControl, PipelineState } from './pipeline-control.ts';
 import { type Result, sendResult, validationResult } from './result.ts';
@@ -158,47 +159,10 @@ export class Pipeline implements PipelineControl {
   #backpressure = false;
   #lastError: string | undefined;
   #accessDeniedTimer: NodeJS.Timeout | undefined;
-  /** The member id of the last assignment. */
-  #memberId: string | undefined;
   /** Names this process in the send intents it writes. */
   readonly #instanceId = randomUUID();
-  /** Per partition: the group offset this replica committed last, and in which assignment. */
-  readonly #committedNext = new Map<
-    number,
-    { topic: string; offset: string; assignment: number }
-  >();
-  /** Per partition: the last offset the send intent stored with the group offset covers. */
-  readonly #covered = new Map<number, bigint>();
-  /** Per partition: offsets that may have reached the gateway without a committed result. */
-  readonly #doubt = new Map<number, SendIntent>();
-  /** Partitions whose intent left by an earlier owner was already read in this assignment. */
-  readonly #checkedTakeover = new Set<number>();
-  /**
-   * Bumped when a rebalance starts: batches of an older generation stop sending and
-   * retrying (they are read again), so a member that may lose its partitions does not
-   * go on sending what the next owner will look up.
-   */
-  #generation = 0;
-  /** Per partition: the group offset found at takeover; records below it were committed before. */
-  readonly #floor = new Map<number, bigint>();
-  /**
-   * Partitions whose producer another replica initialised in this assignment, until
-   * when to leave them alone (ms). The group normally reassigns them sooner; the time
-   * bound covers a fencing that was the coordinator's own (a transaction timed out).
-   */
-  readonly #fenced = new Map<number, number>();
-  /** Aborted when the generation changes: batches of the old one stop waiting at once. */
-  #generationAbort = new AbortController();
-  /**
-   * Per partition, by offset: sends of a batch that a rebalance cut short, still on
-   * their way. When the partition stays with this replica, the batch read again takes
-   * their outcomes over instead of looking them up or sending them again.
-   */
-  readonly #carried = new Map<number, Map<string, Promise<SendOutcome | undefined>>>();
-  /** Counts assignments, so a batch of an earlier one cannot mark a partition of this one. */
-  #assignment = 0;
-  /** Per partition: no lookups before this time (ms), after a batch was abandoned mid-send. */
-  readonly #quietUntil = new Map<number, number>();
+  /** What this replica knows about each partition: see partition-ownership.ts. */
+  readonly #ownership = new PartitionOwnership();
   /** Per partition: settles when its batch in progress is finished. */
   readonly #partitionTurns = new Map<number, Promise<void>>();
   readonly #reader: CommandReaderOptions;
@@ -266,7 +230,7 @@ export class Pipeline implements PipelineControl {
       onBatch: (batch) => this.#handleBatch(batch),
       onAssignment: (partitions) => this.#assigned(partitions),
       onRebalancing: () => {
-        this.#newGeneration();
+        this.#ownership.rebalanceStarted();
         this.#log.info('rebalance started: batches in progress stop sending');
       },
       onCrash: (error) => {
@@ -357,7 +321,7 @@ export class Pipeline implements PipelineControl {
         // The group is rebalancing or forgot this member: partitions may belong to
         // another replica already, so batches in progress stop sending and return, and
         // kafkajs can rejoin without waiting for the gateway.
-        this.#newGeneration();
+        this.#ownership.rebalanceStarted();
         this.#log.info(
           { err: error instanceof Error ? error.message : String(error) },
           'heartbeat failed: batches in progress stop sending',
@@ -375,11 +339,12 @@ export class Pipeline implements PipelineControl {
     this.#partitionTurns.set(batch.partition, turn);
     try {
       await previous;
+      const ownership = this.#ownership;
       return await this.#process(
         batch,
-        this.#generation,
-        this.#assignment,
-        this.#generationAbort.signal,
+        ownership.generation,
+        ownership.assignment,
+        ownership.signal,
       );
     } finally {
       done();
@@ -402,35 +367,30 @@ export class Pipeline implements PipelineControl {
     assignment: number,
     signal: AbortSignal,
   ): Promise<BatchVerdict> {
-    const fencedUntil = this.#fenced.get(batch.partition);
-    if (fencedUntil !== undefined && Date.now() < fencedUntil) {
+    const ownership = this.#ownership;
+    const { partition } = batch;
+    if (ownership.fencedState(partition) === 'hold') {
       // Another replica initialised this partition's producer: it is not ours until the
       // group says so again. Touching the producer now would fence the rightful owner.
       await pause(FENCED_RETRY_MS, signal);
       return 'again';
     }
-    if (fencedUntil !== undefined) {
-      this.#fenced.delete(batch.partition);
-      this.#checkedTakeover.delete(batch.partition);
-    }
-    const quietMs = (this.#quietUntil.get(batch.partition) ?? 0) - Date.now();
-    if (!(await pause(quietMs, signal))) return 'again';
-    this.#quietUntil.delete(batch.partition);
-    if (!this.#checkedTakeover.has(batch.partition)) {
-      const takeover = await this.#takeOver(batch.partition, signal);
+    if (!(await pause(ownership.quietFor(partition), signal))) return 'again';
+    ownership.quietOver(partition);
+    if (ownership.needsTakeover(partition)) {
+      const takeover = await this.#takeOver(partition, signal);
       if (takeover === 'rebalancing') return 'again';
       if (takeover === 'not-owner') {
         // The group is rebalancing or forgot this member: fencing now could take the
         // partition from its rightful owner. kafkajs rejoins, and the group decides.
-        this.#newGeneration();
+        ownership.rebalanceStarted();
         await pause(FENCED_RETRY_MS, signal);
         return 'again';
       }
-      if (takeover.committed !== undefined) this.#floor.set(batch.partition, takeover.committed);
     }
     // kafkajs may have read the group offset before the previous owner's last commit:
     // what that owner committed is skipped, in this batch and the ones after it.
-    const floor = this.#floor.get(batch.partition);
+    const floor = ownership.floor(partition);
     const inbound =
       floor === undefined ? batch.records : batch.records.filter((r) => BigInt(r.offset) >= floor);
     const first = inbound[0];
@@ -438,7 +398,6 @@ export class Pipeline implements PipelineControl {
     if (!first || !last) return 'done';
     const firstOffset = first.offset;
     const lastOffset = last.offset;
-    const doubt = this.#doubt.get(batch.partition);
     const commands = inbound.map((record) =>
       readCommandGuarded(record, this.#reader, (r, error) => this.#internalError('read', r, error)),
     );
@@ -450,8 +409,7 @@ export class Pipeline implements PipelineControl {
       this.#options.metrics.validationFailures,
       commands.flatMap((command) => (command.kind === 'invalid' ? [{ rule: command.rule }] : [])),
     );
-    const isInDoubt = (offset: string) =>
-      doubt !== undefined && BigInt(offset) <= BigInt(doubt.untilOffset);
+    const isInDoubt = (offset: string) => ownership.inDoubt(partition, offset);
     const reconcilable = (command: Command): command is ValidCommand =>
       command.kind === 'valid' && isReconcilable(command.type, command.id);
 
@@ -461,10 +419,12 @@ export class Pipeline implements PipelineControl {
       // Durable before anything goes out: these offsets may reach the gateway (issue 8).
       // The intent the last commit left may already cover this batch; else one is
       // written now, reaching past the batch so that the next one is likely covered too.
-      const covered = this.#covered.get(batch.partition);
-      if (covered === undefined || BigInt(lastOffset) > covered) {
+      if (!ownership.covers(partition, lastOffset)) {
         const intent: SendIntent = {
-          untilOffset: maxOffset(ahead(lastOffset, inbound.length), doubt?.untilOffset),
+          untilOffset: maxOffset(
+            ahead(lastOffset, inbound.length),
+            ownership.doubtUntil(partition),
+          ),
           atMs: Date.now(),
           by: this.#instanceId,
         };
@@ -477,13 +437,12 @@ export class Pipeline implements PipelineControl {
           assignment,
         );
         if (!written) return 'again';
-        this.#covered.set(batch.partition, BigInt(intent.untilOffset));
+        ownership.intentWritten(partition, intent.untilOffset);
         intentMs = performance.now() - startedMs;
       }
     }
     const isCurrent = () =>
-      batch.isCurrent() && this.#generation === generation && this.#leaseHeld();
-    const carried = this.#carried.get(batch.partition);
+      batch.isCurrent() && ownership.generation === generation && this.#leaseHeld();
     // Commands an earlier owner may have sent are looked up together, in few large
     // envelopes, before anything of the batch goes out: those the gateway knows end
     // with their status record; the others are known unsent and go out as usual.
@@ -491,7 +450,7 @@ export class Pipeline implements PipelineControl {
       (command): command is ValidCommand =>
         reconcilable(command) &&
         isInDoubt(command.record.offset) &&
-        !carried?.has(command.record.offset),
+        !ownership.hasCarried(partition, command.record.offset),
     );
     const checked = new Map<string, LookupAnswer>();
     if (doubtful.length > 0) {
@@ -516,9 +475,8 @@ export class Pipeline implements PipelineControl {
       }
       if (known?.kind === 'unsent') return this.#send(command, false, isCurrent);
       const inDoubt = isInDoubt(offset);
-      const earlier = carried?.get(offset);
+      const earlier = ownership.takeCarried(partition, offset);
       if (!earlier) return this.#send(command, inDoubt, isCurrent);
-      carried?.delete(offset);
       // Handed out by this process in an earlier read of the batch: its answer is the
       // outcome. What was given up goes out now, after a lookup if it may have arrived.
       return earlier.then((outcome) =>
@@ -527,20 +485,19 @@ export class Pipeline implements PipelineControl {
           : outcome,
       );
     });
-    if (carried?.size === 0) this.#carried.delete(batch.partition);
     if (this.#lifecycle === 'stopping') this.#batcher.flushAll();
     const outcomes = await unlessAborted(Promise.all(pending), signal);
     if (outcomes === undefined) {
       // A rebalance started: the batch returns now and is read again. Its sends in
       // flight go on; if the partition stays here, their answers are taken over.
-      this.#carry(batch.partition, commands, pending);
+      this.#carry(partition, commands, pending);
       return 'again';
     }
     if (outcomes.some((outcome) => outcome?.kind === 'abandoned')) {
       // Requests of this batch may still be on their way through the gateway: the batch
       // is read again, and its lookups wait until those can have landed.
-      this.#carry(batch.partition, commands, pending);
-      this.#quietUntil.set(batch.partition, Date.now() + this.#options.lookupDelayMs);
+      this.#carry(partition, commands, pending);
+      ownership.abandoned(partition, this.#options.lookupDelayMs);
       return 'again';
     }
     const sentMs = performance.now();
@@ -556,13 +513,11 @@ export class Pipeline implements PipelineControl {
     );
     // Offsets past this batch that an earlier owner may have sent stay in doubt; the
     // intent stored with the offset also covers the next batch ahead of time.
-    const stillInDoubt = this.#doubt.get(batch.partition);
-    const remaining =
-      stillInDoubt && BigInt(stillInDoubt.untilOffset) > BigInt(lastOffset)
-        ? stillInDoubt
-        : undefined;
     const nextIntent: SendIntent = {
-      untilOffset: maxOffset(ahead(lastOffset, inbound.length), remaining?.untilOffset),
+      untilOffset: maxOffset(
+        ahead(lastOffset, inbound.length),
+        ownership.doubtBeyond(partition, lastOffset),
+      ),
       atMs: Date.now(),
       by: this.#instanceId,
     };
@@ -577,13 +532,15 @@ export class Pipeline implements PipelineControl {
     );
     if (!committed) {
       // The answers are known: the batch read again commits them instead of asking.
-      this.#carry(batch.partition, commands, pending);
+      this.#carry(partition, commands, pending);
       return 'again';
     }
-    this.#covered.set(batch.partition, BigInt(nextIntent.untilOffset));
-    this.#committedNext.set(batch.partition, { topic: batch.topic, offset: next, assignment });
-    if (remaining) this.#doubt.set(batch.partition, remaining);
-    else this.#doubt.delete(batch.partition);
+    ownership.batchCommitted(partition, {
+      topic: batch.topic,
+      lastOffset,
+      intentUntil: nextIntent.untilOffset,
+      assignment,
+    });
     this.#count(results, deadLetterReasons);
     this.#log.debug(
       {
@@ -603,89 +560,55 @@ export class Pipeline implements PipelineControl {
    * assignment, read only after its transactional producer is initialised: that
    * fences the previous owner (a zombie can no longer commit) and completes its
    * pending transaction, so the group offset read next is final.
-   * Returns the committed offset; the send intent found beside it puts its range in
-   * doubt, looked up before any resend once the writer's sends can no longer be in
-   * flight: at once for this process's own intent (its sends cut short by a rebalance
-   * are carried over or waited out), else after `inDoubtSettleMs` on this clock.
+   * The send intent found beside it is another writer's or this process's own; another
+   * writer's sends are waited out, `inDoubtSettleMs` on this clock, before its range is
+   * looked up (see PartitionOwnership.takenOver).
    */
   async #takeOver(
     partition: number,
     signal: AbortSignal,
-  ): Promise<{ committed: bigint | undefined } | 'not-owner' | 'rebalancing'> {
+  ): Promise<'done' | 'not-owner' | 'rebalancing'> {
     if (!(await this.#stillMember().catch(() => false))) return 'not-owner';
     await this.#transactions.producer(partition);
     const current = await this.#transactions.committed(partition);
     const committed = current && /^\d+$/.test(current.offset) ? BigInt(current.offset) : undefined;
-    const intent = decodeSendIntent(current?.metadata);
-    if (committed !== undefined) this.#forgetSettledBelow(partition, committed);
-    if (!intent || committed === undefined || BigInt(intent.untilOffset) < committed) {
-      this.#checkedTakeover.add(partition);
-      return { committed };
-    }
-    if (intent.by !== this.#instanceId) {
+    const stored = decodeSendIntent(current?.metadata);
+    const intent =
+      stored && committed !== undefined && BigInt(stored.untilOffset) >= committed
+        ? stored
+        : undefined;
+    const own = intent?.by === this.#instanceId;
+    if (intent && !own) {
       const waitMs = this.#options.inDoubtSettleMs;
       this.#log.warn(
         { partition, untilOffset: intent.untilOffset, waitMs },
         'taking over commands that may have reached the gateway; they are looked up before any resend',
       );
       if (!(await pause(waitMs, signal))) return 'rebalancing';
-      // Not counted as covering this replica's sends: the first batch writes an intent
-      // of its own, so that the intent stored always names the replica that sent last.
-      this.#checkedTakeover.add(partition);
-      const known = this.#doubt.get(partition);
-      this.#doubt.set(partition, {
-        ...intent,
-        untilOffset: maxOffset(intent.untilOffset, known?.untilOffset),
-      });
-      return { committed };
     }
-    // This process's own intent: what it handed out and did not commit is carried over
-    // (its answers, or what it gave up on), so nothing of the range is in doubt for it.
-    this.#checkedTakeover.add(partition);
-    this.#covered.set(partition, BigInt(intent.untilOffset));
-    return { committed };
+    this.#ownership.takenOver(partition, { committed, intent, own });
+    return 'done';
   }
 
-  /**
-   * Keeps the outcomes of a batch that did not commit, by offset, for the batch read
-   * again: this process knows what it handed to the gateway and what came back, so
-   * only what it gave up on is looked up or sent again.
-   */
+  /** What a batch that did not commit handed out, kept for the batch read again. */
   #carry(
     partition: number,
     commands: readonly Command[],
     pending: readonly Promise<SendOutcome | undefined>[],
   ): void {
-    const carried = this.#carried.get(partition) ?? new Map();
-    commands.forEach((command, index) => {
-      carried.set(command.record.offset, pending[index] as Promise<SendOutcome | undefined>);
-    });
-    this.#carried.set(partition, carried);
-  }
-
-  /** Drops carried-over sends and doubt of offsets that are committed already. */
-  #forgetSettledBelow(partition: number, committed: bigint): void {
-    const doubt = this.#doubt.get(partition);
-    if (doubt && BigInt(doubt.untilOffset) < committed) this.#doubt.delete(partition);
-    const carried = this.#carried.get(partition);
-    if (!carried) return;
-    for (const offset of [...carried.keys()]) {
-      if (BigInt(offset) < committed) carried.delete(offset);
-    }
-    if (carried.size === 0) this.#carried.delete(partition);
+    this.#ownership.batchCarried(
+      partition,
+      commands.map((command, index) => [
+        command.record.offset,
+        pending[index] as Promise<SendOutcome | undefined>,
+      ]),
+    );
   }
 
   /** Whether the coordinator confirmed this member recently enough to send (see `leaseMs`). */
   #leaseHeld(): boolean {
     const confirmedAt = this.#consumer?.confirmedAt ?? 0;
     return Date.now() - confirmedAt < this.#options.leaseMs;
-  }
-
-  /** A new generation: batches of the older ones stop sending and stop waiting. */
-  #newGeneration(): void {
-    this.#generation += 1;
-    this.#generationAbort.abort();
-    this.#generationAbort = new AbortController();
   }
 
   #send(
@@ -752,18 +675,16 @@ export class Pipeline implements PipelineControl {
         // The outcome may be unknown (a restarting broker can still complete it): read
         // the group offset again before going on, but only while no rebalance may have
         // given the partition to another replica, and while this member still owns it.
-        if (!batch.isCurrent() || generation !== this.#generation) return false;
-        this.#checkedTakeover.delete(partition);
+        if (!batch.isCurrent() || generation !== this.#ownership.generation) return false;
+        this.#ownership.commitUncertain(partition);
         if (await this.#stillMember().catch(() => false)) return true;
-        this.#newGeneration();
+        this.#ownership.rebalanceStarted();
         return false;
       },
     });
     if (outcome === 'fenced') {
-      if (assignment === this.#assignment) {
-        this.#fenced.set(partition, Date.now() + this.#options.fencedHoldMs);
-      }
-      this.#newGeneration();
+      this.#ownership.fenced(partition, this.#options.fencedHoldMs, assignment);
+      this.#ownership.rebalanceStarted();
       this.#log.warn({ partition }, 'fenced by another replica: leaving the partition to it');
     }
     return outcome === 'committed';
@@ -780,15 +701,7 @@ export class Pipeline implements PipelineControl {
    */
   async #clearIntents(): Promise<void> {
     await Promise.all(
-      [...this.#committedNext].map(async ([partition, { topic, offset, assignment }]) => {
-        // Outcomes not committed, or another writer's sends not settled: the intent stays.
-        if (
-          assignment !== this.#assignment ||
-          this.#doubt.has(partition) ||
-          this.#carried.has(partition)
-        ) {
-          return;
-        }
+      this.#ownership.releasable().map(async ({ partition, topic, offset }) => {
         try {
           const producer = await this.#transactions.producer(partition);
           await producer.commit([], this.#options.groupId, [
@@ -806,26 +719,10 @@ export class Pipeline implements PipelineControl {
 
   #assigned(partitions: readonly number[]): void {
     const owned = new Set(partitions);
-    // What the group coordinator says about partitions is read again after every rebalance.
-    this.#assignment += 1;
-    this.#covered.clear();
-    // What this process sent and what it knows is in doubt stay when a partition moves
-    // away: should the partition come back with this process's intent still the last
-    // one written (no other replica sent in between, as each writes its own intent
-    // first), they are exactly what is not settled yet. A takeover drops what another
-    // owner committed meanwhile.
-    for (const partition of [...this.#committedNext.keys()]) {
-      if (!owned.has(partition)) this.#committedNext.delete(partition);
-    }
-    this.#checkedTakeover.clear();
-    this.#floor.clear();
-    this.#fenced.clear();
     // A member the group expelled and took back under a new id (after a freeze, a lost
     // connection) may have been fenced meanwhile: every producer is initialised again,
     // which also fences whoever held a partition in between.
-    const memberId = this.#consumer?.memberId;
-    const rejoined = this.#memberId !== undefined && memberId !== this.#memberId;
-    this.#memberId = memberId;
+    const { rejoined } = this.#ownership.assigned(partitions, this.#consumer?.memberId);
     const lost = this.#transactions.partitions.filter((p) => rejoined || !owned.has(p));
     for (const partition of [...this.#lag.keys()]) {
       if (owned.has(partition)) continue;

@@ -1,0 +1,133 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { SendOutcome } from '../../src/pipeline/dispatcher.ts';
+import { PartitionOwnership } from '../../src/pipeline/partition-ownership.ts';
+
+const intent = (untilOffset: string, by = 'other') => ({ untilOffset, atMs: 1, by });
+const outcome = (): Promise<SendOutcome | undefined> =>
+  Promise.resolve({ kind: 'accepted', requestId: 'r', attempts: 1 });
+
+test('rebalanceStarted: a new generation, and the old one is told to stop waiting', () => {
+  const ownership = new PartitionOwnership();
+  const before = ownership.signal;
+  ownership.rebalanceStarted();
+  assert.equal(ownership.generation, 1);
+  assert.equal(before.aborted, true);
+  assert.equal(ownership.signal.aborted, false);
+});
+
+test('assigned: every partition is taken over again; a new member id means a rejoin', () => {
+  const ownership = new PartitionOwnership();
+  assert.deepEqual(ownership.assigned([0, 1], 'm1'), { rejoined: false });
+  ownership.takenOver(0, { committed: 5n, intent: undefined, own: false });
+  assert.equal(ownership.needsTakeover(0), false);
+  assert.deepEqual(ownership.assigned([0, 1], 'm1'), { rejoined: false });
+  assert.equal(ownership.needsTakeover(0), true, 'read again after every rebalance');
+  assert.equal(ownership.floor(0), undefined);
+  assert.equal(ownership.assignment, 2);
+  assert.deepEqual(ownership.assigned([0], 'm2'), { rejoined: true }, 'expelled and back');
+  assert.equal(ownership.owns(1), false);
+});
+
+test("takenOver, another writer's intent: its range is in doubt and does not count as covering", () => {
+  const ownership = new PartitionOwnership();
+  ownership.assigned([3], 'm');
+  ownership.takenOver(3, { committed: 10n, intent: intent('19'), own: false });
+  assert.equal(ownership.floor(3), 10n);
+  assert.equal(ownership.inDoubt(3, '19'), true);
+  assert.equal(ownership.inDoubt(3, '20'), false);
+  assert.equal(ownership.covers(3, '12'), false, 'the first batch writes its own intent');
+});
+
+test("takenOver, this process's own intent: nothing in doubt, and it covers its range", () => {
+  const ownership = new PartitionOwnership();
+  ownership.assigned([3], 'm');
+  ownership.takenOver(3, { committed: 10n, intent: intent('19', 'me'), own: true });
+  assert.equal(ownership.inDoubt(3, '12'), false);
+  assert.equal(ownership.covers(3, '19'), true);
+  assert.equal(ownership.covers(3, '20'), false);
+});
+
+test('takenOver keeps doubt known from before the partition moved away, and drops what was committed', () => {
+  const ownership = new PartitionOwnership();
+  ownership.assigned([3], 'm');
+  ownership.takenOver(3, { committed: 0n, intent: intent('30'), own: false });
+  ownership.batchCarried(3, [
+    ['4', outcome()],
+    ['40', outcome()],
+  ]);
+  ownership.assigned([], 'm');
+  ownership.assigned([3], 'm');
+  // Back with this process's own intent: the earlier doubt still stands.
+  ownership.takenOver(3, { committed: 10n, intent: intent('35', 'me'), own: true });
+  assert.equal(ownership.inDoubt(3, '30'), true);
+  assert.equal(ownership.hasCarried(3, '4'), false, 'below the committed offset: settled');
+  assert.equal(ownership.hasCarried(3, '40'), true);
+  // Another owner committed past the doubt meanwhile: settled.
+  ownership.assigned([3], 'm');
+  ownership.takenOver(3, { committed: 31n, intent: undefined, own: false });
+  assert.equal(ownership.doubtUntil(3), undefined);
+});
+
+test('intentWritten: the stored intent covers up to its offset', () => {
+  const ownership = new PartitionOwnership();
+  ownership.assigned([0], 'm');
+  ownership.takenOver(0, { committed: 0n, intent: undefined, own: false });
+  ownership.intentWritten(0, '99');
+  assert.equal(ownership.covers(0, '99'), true);
+});
+
+test('batchCommitted: doubt up to the batch is settled, doubt beyond stays; the offset is releasable', () => {
+  const ownership = new PartitionOwnership();
+  ownership.assigned([0], 'm');
+  ownership.takenOver(0, { committed: 0n, intent: intent('50'), own: false });
+  assert.equal(ownership.doubtBeyond(0, '20'), '50');
+  ownership.batchCommitted(0, { topic: 't', lastOffset: '20', intentUntil: '60', assignment: 1 });
+  assert.equal(ownership.inDoubt(0, '30'), true);
+  assert.deepEqual(ownership.releasable(), [], 'doubt left: the intent must stay');
+  ownership.batchCommitted(0, { topic: 't', lastOffset: '50', intentUntil: '80', assignment: 1 });
+  assert.equal(ownership.doubtUntil(0), undefined);
+  assert.equal(ownership.covers(0, '80'), true);
+  assert.deepEqual(ownership.releasable(), [{ partition: 0, topic: 't', offset: '51' }]);
+  ownership.assigned([0], 'm');
+  assert.deepEqual(ownership.releasable(), [], 'committed in an earlier assignment');
+});
+
+test('batchCarried: an outcome is taken over once by the batch read again', async () => {
+  const ownership = new PartitionOwnership();
+  ownership.assigned([0], 'm');
+  const sent = outcome();
+  ownership.batchCarried(0, [['7', sent]]);
+  assert.equal(ownership.hasCarried(0, '7'), true);
+  assert.equal(await ownership.takeCarried(0, '7'), await sent);
+  assert.equal(ownership.takeCarried(0, '7'), undefined);
+});
+
+test('abandoned: lookups wait for the quiet period, then go on', () => {
+  const ownership = new PartitionOwnership();
+  ownership.abandoned(0, 1_000, 5_000);
+  assert.equal(ownership.quietFor(0, 5_400), 600);
+  assert.equal(ownership.quietFor(0, 7_000), 0);
+  ownership.quietOver(0);
+  assert.equal(ownership.quietFor(0, 5_400), 0);
+});
+
+test('fenced: held in this assignment, taken over again once the hold passed; a stale fencing is ignored', () => {
+  const ownership = new PartitionOwnership();
+  ownership.assigned([0], 'm');
+  ownership.takenOver(0, { committed: 0n, intent: undefined, own: false });
+  ownership.fenced(0, 1_000, ownership.assignment - 1, 0);
+  assert.equal(ownership.fencedState(0, 10), 'free', 'seen by a batch of an earlier assignment');
+  ownership.fenced(0, 1_000, ownership.assignment, 0);
+  assert.equal(ownership.fencedState(0, 10), 'hold');
+  assert.equal(ownership.fencedState(0, 1_001), 'free');
+  assert.equal(ownership.needsTakeover(0), true);
+});
+
+test('commitUncertain: the group offset is read again before the next batch', () => {
+  const ownership = new PartitionOwnership();
+  ownership.assigned([0], 'm');
+  ownership.takenOver(0, { committed: 0n, intent: undefined, own: false });
+  ownership.commitUncertain(0);
+  assert.equal(ownership.needsTakeover(0), true);
+});
