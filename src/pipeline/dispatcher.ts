@@ -107,6 +107,17 @@ interface Envelope {
  */
 export const LOOKUP_ENVELOPE_OPS = 500;
 
+/**
+ * Whether an item given up may be at the gateway: an attempt of its envelope went out,
+ * or it was in doubt when it was handed over (an earlier send of it, by this process
+ * or another, may have arrived). That doubt must survive every hand-over until a lookup
+ * or an answer settles it: a command re-queued after a rebalance and given up again
+ * before its lookup is still in doubt.
+ */
+function mayHaveBeenSent(envelope: Envelope, item: Outbound): boolean {
+  return envelope.sends > 0 || item.inDoubt;
+}
+
 /** A `status` item read against the command it was asked for. */
 function lookupAnswer(target: LookupTarget, outcome: ItemOutcome): LookupAnswer {
   // spec: status. A failed item is an id the gateway does not know.
@@ -246,9 +257,9 @@ export class Dispatcher {
     }
     // A replica that lost a partition must not send its commands: the new owner will.
     if (envelope.items.some((item) => !item.isCurrent())) {
-      const sent = envelope.sends > 0;
       for (const item of envelope.items) {
-        if (!item.isCurrent()) item.settle({ kind: 'abandoned', sent });
+        if (!item.isCurrent())
+          item.settle({ kind: 'abandoned', sent: mayHaveBeenSent(envelope, item) });
       }
       envelope.items = envelope.items.filter((item) => item.isCurrent());
       if (envelope.items.length === 0) return;
@@ -464,8 +475,9 @@ export class Dispatcher {
 
   #abandon(envelope: Envelope): void {
     this.#updateGauges();
-    const sent = envelope.sends > 0;
-    for (const item of envelope.items) item.settle({ kind: 'abandoned', sent });
+    for (const item of envelope.items) {
+      item.settle({ kind: 'abandoned', sent: mayHaveBeenSent(envelope, item) });
+    }
   }
 
   #updateGauges(): void {

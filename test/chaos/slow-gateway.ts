@@ -58,6 +58,8 @@ export interface SlowGatewayFigures {
   missingResults: number;
   failedResults: number;
   idsSentTwice: number;
+  /** Up to ten of them, for whoever looks into a failure. */
+  someIdsSentTwice: string[];
   statusLookups: number;
   /** Most `status` lookups of one id, and how many handovers of its partition allow. */
   mostLookupsOfOneId: number;
@@ -175,7 +177,7 @@ export async function runSlowGateway(options: SlowGatewayOptions): Promise<SlowG
         FERRY_REQUEST_TIMEOUT_MS: String(options.requestTimeoutMs),
         FERRY_KAFKA_SESSION_TIMEOUT_MS: String(options.sessionTimeoutMs),
         FERRY_SHUTDOWN_GRACE_MS: '5000',
-        FERRY_LOG_LEVEL: 'info',
+        FERRY_LOG_LEVEL: process.env.SLOW_GATEWAY_LOG_LEVEL ?? 'info',
       },
     });
     const names = Array.from({ length: REPLICAS }, (_, i) => `replica-${i + 1}`);
@@ -212,7 +214,9 @@ export async function runSlowGateway(options: SlowGatewayOptions): Promise<SlowG
     }
 
     let tookMs: number | null = null;
-    const deadline = startedAt + Math.max(boundMs * 2, 60_000);
+    // Answers after the client gave up cost a request timeout and a lookup each: those
+    // runs get more time, and are judged on exactly-once alone.
+    const deadline = startedAt + (options.slowAnswers ? 180_000 : Math.max(boundMs * 2, 60_000));
     while (Date.now() < deadline) {
       signal.throwIfAborted();
       if ((await groupLag(brokers, group, topics.commands)) === 0) {
@@ -251,6 +255,10 @@ export async function runSlowGateway(options: SlowGatewayOptions): Promise<SlowG
       missingResults: records.filter((r) => !byKey.has(r.key)).length,
       failedResults,
       idsSentTwice: Object.values(stats.sendsById).filter((n) => n > 1).length,
+      someIdsSentTwice: Object.entries(stats.sendsById)
+        .filter(([, n]) => n > 1)
+        .slice(0, 10)
+        .map(([id]) => id),
       statusLookups: lookups.reduce((sum, n) => sum + n, 0),
       mostLookupsOfOneId: Math.max(0, ...lookups),
       // A command is in doubt once per handover of its partition: to the survivor when

@@ -1,0 +1,68 @@
+/**
+ * What the dispatcher says about a command it gives up on without an answer: the batch
+ * read again decides from it whether to look the command up before sending it.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { createMetrics } from '../../src/observability/metrics.ts';
+import { Dispatcher, type Outbound, type SendOutcome } from '../../src/pipeline/dispatcher.ts';
+import { SendGate } from '../../src/pipeline/send-gate.ts';
+import { GatewayClient } from '../../src/upstream/gateway-client.ts';
+import { GatewayHttp } from '../../src/upstream/gateway-http.ts';
+import { smsOperation } from '../fixtures/operations.ts';
+import { startEmulator, TEST_API_KEY, testLogger } from '../helpers/ferry.ts';
+
+async function dispatcherFor(t: import('node:test').TestContext) {
+  const emulator = await startEmulator(t);
+  const http = new GatewayHttp({ syncBaseUrl: emulator.url, requestTimeoutMs: 1_000 });
+  t.after(() => http.close());
+  const dispatcher = new Dispatcher({
+    gateway: new GatewayClient({ http, apiKey: TEST_API_KEY }),
+    gate: new SendGate(),
+    logger: testLogger(),
+    metrics: createMetrics(),
+    concurrency: 2,
+    rateLimitRps: 0,
+    maxAttempts: 3,
+    retryBaseMs: 10,
+    retryMaxMs: 20,
+    lookupDelayMs: 10,
+    onAccessDenied: () => undefined,
+  });
+  return { dispatcher, emulator };
+}
+
+function item(id: number, inDoubt: boolean, current: boolean): [Outbound, Promise<SendOutcome>] {
+  let settle: (outcome: SendOutcome) => void = () => undefined;
+  const settled = new Promise<SendOutcome>((resolve) => {
+    settle = resolve;
+  });
+  const outbound: Outbound = {
+    json: JSON.stringify(smsOperation(id)),
+    id,
+    type: 'sms',
+    reconcilable: true,
+    inDoubt,
+    isCurrent: () => current,
+    settle,
+  };
+  return [outbound, settled];
+}
+
+test('a command in doubt, given up before its lookup, is still reported as maybe sent', async (t) => {
+  const { dispatcher, emulator } = await dispatcherFor(t);
+  const [doubtful, doubtfulOutcome] = item(1, true, false);
+  const [fresh, freshOutcome] = item(2, false, false);
+  dispatcher.dispatch({ transport: 'sync', items: [doubtful, fresh] });
+  assert.deepEqual(await doubtfulOutcome, { kind: 'abandoned', sent: true });
+  assert.deepEqual(await freshOutcome, { kind: 'abandoned', sent: false });
+  assert.equal(emulator.stats().requests, 0, 'nothing went out for a partition no longer owned');
+});
+
+test('a command still owned is sent once and answered', async (t) => {
+  const { dispatcher, emulator } = await dispatcherFor(t);
+  const [outbound, outcome] = item(3, false, true);
+  dispatcher.dispatch({ transport: 'sync', items: [outbound] });
+  assert.equal((await outcome).kind, 'item');
+  assert.equal(emulator.stats().sendsById['3'], 1);
+});
