@@ -76,14 +76,28 @@ export class ReplicaSet {
   }
 
   /** SIGKILL, wait for the exit, then start it again after `restartAfterMs`. */
-  async kill9(name: string, restartAfterMs: number): Promise<void> {
+  kill9(name: string, restartAfterMs: number): Promise<void> {
+    return this.#stopAndRestart(name, 'SIGKILL', 'kill -9', restartAfterMs);
+  }
+
+  /** SIGTERM (a rolling restart's graceful stop), wait for the exit, start it again after `restartAfterMs`. */
+  terminate(name: string, restartAfterMs: number): Promise<void> {
+    return this.#stopAndRestart(name, 'SIGTERM', 'SIGTERM', restartAfterMs);
+  }
+
+  async #stopAndRestart(
+    name: string,
+    signal: NodeJS.Signals,
+    label: string,
+    restartAfterMs: number,
+  ): Promise<void> {
     const replica = this.#get(name);
     clearTimeout(replica.restartTimer);
     const { child, exit } = replica;
     if (child && child.exitCode === null && child.signalCode === null) {
       replica.expectExit = true;
-      replica.log.write(`\n##### chaos: kill -9 at ${new Date().toISOString()}\n`);
-      child.kill('SIGKILL');
+      replica.log.write(`\n##### chaos: ${label} at ${new Date().toISOString()}\n`);
+      child.kill(signal);
       await exit;
     }
     await new Promise((r) => setTimeout(r, restartAfterMs));
@@ -105,21 +119,6 @@ export class ReplicaSet {
       child.kill('SIGCONT');
       log.write(`\n##### chaos: SIGCONT at ${new Date().toISOString()}\n`);
     }
-  }
-
-  /** SIGTERM (a rolling restart's graceful stop), wait for the exit, start it again after `restartAfterMs`. */
-  async terminate(name: string, restartAfterMs: number): Promise<void> {
-    const replica = this.#get(name);
-    clearTimeout(replica.restartTimer);
-    const { child, exit } = replica;
-    if (child && child.exitCode === null && child.signalCode === null) {
-      replica.expectExit = true;
-      replica.log.write(`\n##### chaos: SIGTERM at ${new Date().toISOString()}\n`);
-      child.kill('SIGTERM');
-      await exit;
-    }
-    await new Promise((r) => setTimeout(r, restartAfterMs));
-    if (!this.#stopping) this.#spawn(replica);
   }
 
   /** SIGTERM every replica (a graceful stop), SIGKILL after `graceMs`; closes the logs. */
@@ -175,4 +174,24 @@ export class ReplicaSet {
       );
     });
   }
+}
+
+/**
+ * Last resort when the test process ends abruptly: SIGKILL to every process `pids`
+ * names (the broker, the replicas), so no JVM or ferry is left behind. Returns the
+ * function that removes the hook once the run cleaned up after itself.
+ */
+export function killOnExit(pids: () => readonly (number | undefined)[]): () => void {
+  const killChildren = (): void => {
+    for (const pid of pids()) {
+      if (pid === undefined) continue;
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  };
+  process.once('exit', killChildren);
+  return () => process.removeListener('exit', killChildren);
 }

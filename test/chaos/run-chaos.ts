@@ -25,7 +25,7 @@ import {
   tryProduceOnce,
 } from './chaos-kafka.ts';
 import { buildCommandMix, type PlannedRecord } from './command-mix.ts';
-import { ReplicaSet } from './ferry-replicas.ts';
+import { killOnExit, ReplicaSet } from './ferry-replicas.ts';
 import { KAFKA_CODECS, kcatProduce } from './kcat-producer.ts';
 import { createSeededRandom, type SeededRandom } from './seeded-random.ts';
 import { type ChaosFigures, verifyRun } from './verify-run.ts';
@@ -157,18 +157,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   let failed = true;
   const signal = options.signal ?? new AbortController().signal;
   const wait = (ms: number) => sleep(Math.max(0, ms), undefined, { signal });
-  // Last resort if this process ends abruptly: no JVM or ferry left behind.
-  const killChildren = (): void => {
-    for (const pid of [broker?.pid, ...(replicas?.pids() ?? [])]) {
-      if (pid === undefined) continue;
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-  };
-  process.once('exit', killChildren);
+  const removeExitHook = killOnExit(() => [broker?.pid, ...(replicas?.pids() ?? [])]);
   try {
     const startedAt = Date.now();
     broker = await startBroker(brokerOptions);
@@ -417,7 +406,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     };
   } finally {
     stopped = true;
-    process.removeListener('exit', killChildren);
+    removeExitHook();
     await replicas?.stopAll(5_000).catch(() => undefined);
     await producer?.close();
     await emulator?.stop().catch(() => undefined);

@@ -7,7 +7,7 @@
  *
  * Usage: node test/chaos/slow-gateway-main.ts [--commands=N]
  */
-import { runSlowGateway } from './slow-gateway.ts';
+import { runSlowGateway, slowGatewaySetting } from './slow-gateway.ts';
 
 const log = (line: string): void => {
   process.stdout.write(`# ${new Date().toISOString().slice(11, 23)} ${line}\n`);
@@ -35,13 +35,8 @@ for (const { label, ...variant } of variants) {
   log(`slow gateway: ${commands} commands${label}`);
   try {
     const report = await runSlowGateway({
+      ...slowGatewaySetting,
       commands,
-      partitions: 6,
-      gatewayLatencyMs: 3_000,
-      sessionTimeoutMs: 6_000,
-      requestTimeoutMs: 5_000,
-      concurrency: 4,
-      batchMaxOps: 20,
       brokerHeapMb: 512,
       log,
       ...variant,

@@ -5,18 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { runSlowGateway } from './slow-gateway.ts';
+import { runSlowGateway, slowGatewaySetting } from './slow-gateway.ts';
 
-const base = {
-  commands: 1_600,
-  partitions: 6,
-  gatewayLatencyMs: 3_000,
-  sessionTimeoutMs: 6_000,
-  requestTimeoutMs: 5_000,
-  concurrency: 4,
-  batchMaxOps: 20,
-  brokerHeapMb: 384,
-};
+const base = { ...slowGatewaySetting, commands: 1_600, brokerHeapMb: 384 };
 
 const variants = [
   { name: 'slow gateway, 6 s session', freezeMs: 0 },

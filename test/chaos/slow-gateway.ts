@@ -20,7 +20,7 @@ import { FIXTURE_SENDER, smsOperation } from '../fixtures/operations.ts';
 import { loopbackEnv } from '../helpers/ferry.ts';
 import { createTopics, groupLag, PlannedProducer, readTopic } from './chaos-kafka.ts';
 import type { PlannedRecord } from './command-mix.ts';
-import { ReplicaSet } from './ferry-replicas.ts';
+import { killOnExit, ReplicaSet } from './ferry-replicas.ts';
 
 const API_KEY = 'chaos-api-key-0123456789';
 const REPLICAS = 2;
@@ -50,6 +50,19 @@ export interface SlowGatewayOptions {
   readonly log: (line: string) => void;
   readonly signal?: AbortSignal;
 }
+
+/**
+ * The setting both forms run in: a gateway answering in 3 s, a 6 s session, a 5 s
+ * request timeout, and per replica 4 envelopes of 20 at the gateway at once.
+ */
+export const slowGatewaySetting = {
+  partitions: 6,
+  gatewayLatencyMs: 3_000,
+  sessionTimeoutMs: 6_000,
+  requestTimeoutMs: 5_000,
+  concurrency: 4,
+  batchMaxOps: 20,
+} as const satisfies Partial<SlowGatewayOptions>;
 
 export interface SlowGatewayFigures {
   commands: number;
@@ -117,17 +130,7 @@ export async function runSlowGateway(options: SlowGatewayOptions): Promise<SlowG
   let producer: PlannedProducer | undefined;
   /** On a violation the replica logs stay, for whoever looks into it. */
   let keepDir = false;
-  const killChildren = (): void => {
-    for (const pid of [broker?.pid, ...(replicas?.pids() ?? [])]) {
-      if (pid === undefined) continue;
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-  };
-  process.once('exit', killChildren);
+  const removeExitHook = killOnExit(() => [broker?.pid, ...(replicas?.pids() ?? [])]);
   try {
     broker = await startBroker({
       dir: join(dir, 'kafka'),
@@ -311,7 +314,7 @@ export async function runSlowGateway(options: SlowGatewayOptions): Promise<SlowG
     }
     return { ok: violations.length === 0, violations, figures };
   } finally {
-    process.removeListener('exit', killChildren);
+    removeExitHook();
     await replicas?.stopAll(5_000).catch(() => undefined);
     await producer?.close();
     await emulator?.stop().catch(() => undefined);
