@@ -2,7 +2,7 @@
  * The commands the benchmark produces: a realistic mix of send operations
  * (mostly `sms`, some `viber`, `rcs+sms`, `telegram`, `pipeline`) and a few invalid
  * ones, each a deterministic function of its unique id, keyed by `String(id)`
- * (DESIGN: Command). No `hook` is set: the emulator would post callbacks to it,
+ * as applications produce them. No `hook` is set: the emulator would post callbacks to it,
  * and a benchmark must not reach beyond loopback.
  */
 

@@ -43,7 +43,7 @@ function n(value: number, digits = 0): string {
   });
 }
 
-/** Checks the issue's four targets against the scenarios measured. */
+/** Checks the four performance targets (docs/benchmarks.md) against the scenarios measured. */
 export function checkTargets(scenarios: readonly ScenarioReport[]): TargetCheck[] {
   const checks: TargetCheck[] = [];
   const at0 = scenarios.find((s) => s.latencyMs === 0);
@@ -181,7 +181,7 @@ export function formatReport(report: BenchReport): string {
     out.push(`  ratio ferry / baseline at ${s.latencyMs} ms: ${n(s.ratio, 1)}x`);
   }
   out.push('');
-  out.push('targets (issue 9)');
+  out.push('targets');
   for (const t of report.targets) {
     out.push(
       `  ${t.met ? 'met   ' : 'MISSED'}  ${t.name.padEnd(40)} target ${t.target.padEnd(16)} measured ${t.measured}`,

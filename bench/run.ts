@@ -1,6 +1,6 @@
 /**
  * `make bench`: end-to-end throughput, latency and memory of ferry, side by side
- * with a plain consumer (issue 9), plus micro-benchmarks of the hot path.
+ * with a plain consumer (docs/benchmarks.md), plus micro-benchmarks of the hot path.
  *
  * Starts its own Kafka broker (free ports, temporary folder, 1 GiB heap, removed
  * at the end) unless FERRY_BENCH_KAFKA_BROKERS names one; runs the emulator,
@@ -145,7 +145,7 @@ async function main(): Promise<void> {
   }
 }
 
-// Bounded as a whole: a stuck run must not hold the machine (the issue's budget is 10 minutes).
+// Bounded as a whole: a stuck run must not hold the machine (the budget is 10 minutes).
 const overall = setTimeout(() => {
   process.stderr.write('bench: exceeded 15 minutes; giving up\n');
   const stopping = broker ? broker.stop(5_000) : Promise.resolve();

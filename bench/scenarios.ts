@@ -154,7 +154,7 @@ export interface FerryScenario {
   readonly halfRate: {
     readonly targetRatePerSecond: number;
     readonly run: RunFigures;
-    /** linger + gateway latency + 100 ms (issue 9). */
+    /** The p99 target: linger + gateway latency + 100 ms. */
     readonly p99TargetMs: number;
   };
   /** VmHWM of the ferry process at the end of the scenario, bytes. */

@@ -94,7 +94,8 @@ export class Daemon implements HealthSource {
       retryBaseMs: config.FERRY_RETRY_BASE_MS,
       retryMaxMs: config.FERRY_RETRY_MAX_MS,
       accessDeniedRetryMs: config.FERRY_ACCESS_DENIED_RETRY_MS,
-      // spec: Events. Sends without a `hook` get ferry's callback route (issue 5).
+      // The gateway posts a message's final state to its hook (docs/gateway-api.md, Status
+      // callbacks): sends without a `hook` get ferry's callback route, so statuses reach Kafka.
       ...(config.FERRY_CALLBACK_PUBLIC_URL && config.FERRY_CALLBACK_TOKEN
         ? {
             prepare: createHookInjector({
@@ -153,7 +154,7 @@ export class Daemon implements HealthSource {
           }
         : undefined;
     this.admin = new AdminServer({
-      // Without a token the admin API only listens on loopback (DESIGN: configuration).
+      // Without a token the admin API only listens on loopback: no one else can reach it unauthenticated.
       host: config.FERRY_ADMIN_LOOPBACK_ONLY ? '127.0.0.1' : config.FERRY_GRPC_HOST,
       port: config.FERRY_GRPC_PORT,
       gateway: this.gateway,

@@ -18,7 +18,7 @@ let broker: RunningBroker | undefined;
 let brokerDir: string | undefined;
 let logDir: string | undefined;
 
-// What must never appear in anything ferry logs during the tests (DESIGN: Guarantee 4):
+// What must never appear in anything ferry logs during the tests (README, Guarantees 4):
 // the API key of the test helpers and the phone numbers of the fixtures.
 const forbidden = [
   { what: 'the API key', text: 'test-api-key-0123456789' },

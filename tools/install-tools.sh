@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the external tools that ferry's observability and deployment tests run
-# against (issue 7), when they are missing:
+# against, when they are missing:
 #   prometheus, promtool  Debian's `prometheus` package (apt-get)
 #   kcat                  Debian's `kcat` (librdkafka): a foreign producer and reader of
 #                         compressed record batches for the compression tests

@@ -1,5 +1,5 @@
 /**
- * Bearer-token check of the admin API (DESIGN: gRPC admin API; issue 6):
+ * Bearer-token check of the admin API (README, Admin API):
  * `authorization: Bearer <FERRY_ADMIN_TOKEN>` on every call except health and
  * reflection, compared in constant time.
  */

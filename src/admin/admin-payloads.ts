@@ -2,7 +2,8 @@
  * Conversions between admin API messages and the gateway's JSON (spec: Resources
  * and their fields). Reading is lenient: a field of another type than the spec
  * shows is left at its default, and `raw` still carries the item as received,
- * so ferry never breaks on what the gateway might send (DESIGN: "not shown").
+ * so ferry never breaks on what the gateway might send where its documentation
+ * shows no field names (docs/gateway-api.md, Assumptions).
  */
 import {
   fromJson,

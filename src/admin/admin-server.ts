@@ -1,5 +1,5 @@
 /**
- * The gRPC admin server (DESIGN: gRPC admin API; issue 6): AdminService behind a
+ * The gRPC admin server (README, Admin API): AdminService behind a
  * bearer token, the standard Health service and server reflection without one,
  * optional TLS and mutual TLS.
  */

@@ -1,5 +1,5 @@
 /**
- * How admin API failures leave as gRPC status codes (issue 6): one mapping from
+ * How admin API failures leave as gRPC status codes: one mapping from
  * ferry's error codes, applied once at the edge of every call (grpc-service.ts).
  */
 import { Metadata, type ServerErrorResponse, status } from '@grpc/grpc-js';
@@ -39,7 +39,7 @@ function abortKind(signal: AbortSignal | undefined): 'deadline' | 'cancelled' | 
 function fromFerryError(error: FerryError, signal: AbortSignal | undefined): AdminServiceError {
   switch (error.code) {
     case 'contract':
-      // The contract's text is `${field}: ${rule}`, so the field is named (issue 6).
+      // The contract's text is `${field}: ${rule}`, so the caller learns which field to fix.
       return serviceError(status.INVALID_ARGUMENT, error.message);
     case 'access_denied':
       return serviceError(

@@ -1,5 +1,5 @@
 /**
- * Dead-letter replay (DESIGN: Dead letter; issue 6): re-produces dead letters to
+ * Dead-letter replay (README, Topics and records: Dead letter): re-produces dead letters to
  * the commands topic once their cause is gone, with a limit and a filter, each
  * at most once. The Kafka side (reading a range, committing progress together
  * with the records) is the `DeadLetterLog` port, implemented in

@@ -1,5 +1,5 @@
 /**
- * The standard grpc.health.v1.Health service (issue 6), so Kubernetes gRPC probes
+ * The standard grpc.health.v1.Health service, so Kubernetes gRPC probes
  * and grpc_health_probe work: SERVING only while Kafka is connected and the
  * server is not stopping. No auth: probes carry no token.
  */

@@ -1,5 +1,5 @@
 /**
- * gRPC server reflection (issue 6: grpcurl works without the .proto files).
+ * gRPC server reflection, so grpcurl and similar tools work without the .proto files.
  * @grpc/reflection reads a proto-loader package definition; it is built here from
  * the descriptors protobuf-es embeds in the generated code (and their imports,
  * such as google/protobuf/struct.proto), so no descriptor file can drift from gen/.

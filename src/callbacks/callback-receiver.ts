@@ -1,6 +1,6 @@
 /**
  * `POST /callbacks/{token}`: the gateway's status callbacks (spec: Events) become status events
- * on `ferry.status` (DESIGN.md: Kafka records, HTTP; issue 5). The answer 200 is sent only
+ * on `ferry.status` (docs/callbacks.md). The answer 200 is sent only
  * after Kafka acknowledged the event; while Kafka is unavailable the answer is 503, so a gateway
  * that retries loses nothing. Whatever a caller sends gets an answer and never stops the process.
  */

@@ -1,6 +1,6 @@
 /**
  * Puts ferry's own callback route into the `hook` of send operations that accept one, so
- * the gateway reports each message's final state back to ferry (spec: Events; issue 5).
+ * the gateway reports each message's final state back to ferry (docs/gateway-api.md, Status callbacks).
  */
 import { hookOperationTypes, type OperationType } from '../contract/operation-types.ts';
 import { FerryError } from '../errors.ts';

@@ -1,4 +1,4 @@
-/** Status callbacks: hook injection for outgoing operations and the HTTP receiver (issue 5). */
+/** Status callbacks: hook injection for outgoing operations and the HTTP receiver (docs/callbacks.md). */
 export {
   CallbackReceiver,
   type CallbackReceiverOptions,

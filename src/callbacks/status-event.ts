@@ -1,6 +1,6 @@
 /**
- * How a validated status callback becomes a `ferry.status` record (DESIGN.md: Kafka records,
- * Status event): its key, its value, and the identity used to recognise a repeated callback.
+ * How a validated status callback becomes a `ferry.status` record (README, Topics and
+ * records: Status event; docs/callbacks.md): its key, its value, and the identity used to recognise a repeated callback.
  */
 
 /** The callback field a status event is keyed by, in order of preference. */
@@ -36,7 +36,7 @@ export function statusEventKey(
 
 /**
  * The identity of a callback for de-duplication: the key field and value, `status` and
- * `updated` (issue 5: "same id, status and updated"). A missing `status` or `updated` is part
+ * `updated`: a callback with the same id, status and updated is the same callback sent again. A missing `status` or `updated` is part
  * of the identity as "absent", distinct from any string.
  */
 export function callbackFingerprint(

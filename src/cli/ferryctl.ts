@@ -1,5 +1,5 @@
 /**
- * ferryctl: the command-line client of ferry's admin API (issue 6), for people
+ * ferryctl: the command-line client of ferry's admin API, for people
  * (readable output) and scripts (`--json`, exit codes: 0 ok, 1 the call failed,
  * 2 wrong usage).
  */

@@ -1,6 +1,6 @@
 /**
  * `ferryctl send sms`: produces one `sms` command to the commands topic and
- * waits for its result on the results topic, matched by key (DESIGN: Kafka records).
+ * waits for its result on the results topic, matched by key: a result has its command's key.
  */
 import { randomUUID } from 'node:crypto';
 import { validateOperation } from '../contract/index.ts';

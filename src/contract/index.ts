@@ -1,6 +1,9 @@
 /**
- * The gateway's contract (spec/gateway-api.md): operation types, types, rules, envelope and
- * responses. Imports nothing of ferry but `errors.ts`.
+ * The gateway's contract (docs/gateway-api.md): operation types, types, rules, envelope and
+ * responses. Imports nothing of ferry but `errors.ts`. A `spec: <section>` marker in this
+ * folder names a section of the gateway's API documentation; docs/gateway-api.md sums up
+ * each one in ferry's terms (Endpoints, Request envelope, Operations, Responses, Errors,
+ * Status callbacks, Limits, and the assumptions where that documentation is silent).
  */
 export * from './envelope.ts';
 export { type FieldRules, type RuleName, ruleNames } from './field-rules.ts';

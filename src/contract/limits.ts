@@ -31,7 +31,7 @@ export const ENVELOPE_MIN_OPERATIONS = 1;
 
 /**
  * `phone` digits at most. The spec says only "international format, digits only, no +";
- * 15 is the E.164 maximum that international format implies (issue 3). It also keeps every
+ * 15 is the E.164 maximum that international format implies. It also keeps every
  * valid phone a safe JSON integer.
  */
 export const PHONE_MAX_DIGITS = 15;

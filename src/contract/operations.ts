@@ -389,8 +389,8 @@ export interface PipelineRcs extends OperationExtras {
  *
  * A channel object is required when `pipeline` names it (except `rcs`, whose requiredness is
  * not shown), and checked whenever present. The spec's looser sentence "the contract lists
- * ... sms, telegram, viber, voice, whatsapp ... as required" is read together with the issue:
- * the objects of the named channels. No minimum length of `pipeline` is stated, so none is
+ * ... sms, telegram, viber, voice, whatsapp ... as required" is read as: the objects of
+ * the named channels. No minimum length of `pipeline` is stated, so none is
  * enforced. `hook` is accepted but not stored by the gateway (rules 2, 3).
  */
 export interface PipelineOperation extends OperationCommon {

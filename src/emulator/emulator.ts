@@ -85,7 +85,7 @@ export interface EmulatorStats {
 type State = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped';
 
 /**
- * The gateway emulator: an HTTP server implementing spec/gateway-api.md (both
+ * The gateway emulator: an HTTP server implementing the gateway API (docs/gateway-api.md; both
  * endpoints, every operation type, status callbacks) with fault knobs, and a
  * control route under `/__emulator/`. Start it once, stop it once.
  */
@@ -300,7 +300,8 @@ export class Emulator {
     const answer = this.#gateway.handleEnvelope(transport, body, Date.now(), refuse);
     switch (fault) {
       case 'lostAnswerRate':
-        // Processed, then the connection drops before any answer byte (issue 8).
+        // Processed, then the connection drops before any answer byte: the client cannot know
+        // the request was carried out.
         this.#answerLater(knobs.latencyMs, () => request.socket.destroy());
         return;
       case 'slowAnswerRate':

@@ -1,4 +1,4 @@
-/** The gateway emulator (spec/gateway-api.md), built on src/contract alone. */
+/** The gateway emulator (docs/gateway-api.md, docs/emulator.md), built on src/contract alone. */
 export { CallbackSender, type CallbackSenderOptions } from './callback-sender.ts';
 export {
   ASYNC_PATH,

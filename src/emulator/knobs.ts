@@ -16,9 +16,9 @@ export interface EmulatorKnobs {
   timeoutRate: number;
   /** How long a timed-out request holds its socket. Default 30_000. */
   hangMs: number;
-  /** Processed (sends recorded, billed, callbacks scheduled), then the socket is destroyed without an answer (issue 8). Default 0. */
+  /** Processed (sends recorded, billed, callbacks scheduled), then the socket is destroyed without an answer: the client cannot tell it was processed. Default 0. */
   lostAnswerRate: number;
-  /** Processed, answered only after `slowAnswerMs` (issue 8). Default 0. */
+  /** Processed, answered only after `slowAnswerMs` (past a client's timeout). Default 0. */
   slowAnswerRate: number;
   /** Delay of a slow answer. Default 30_000. */
   slowAnswerMs: number;

@@ -50,7 +50,8 @@ export interface MessageLedgerOptions {
 
 /**
  * What the emulator accepted: the latest message per client `id` (for the
- * `status` operation, issue 8's reconciliation) and how many sends each `id` had
+ * `status` operation, which ferry uses to learn whether a request whose answer
+ * was lost reached the gateway) and how many sends each `id` had
  * (so tests can count duplicates).
  */
 export class MessageLedger {

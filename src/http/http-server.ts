@@ -1,9 +1,9 @@
 /**
  * The one HTTP server on FERRY_HTTP_PORT that the callback receiver, `/metrics`
- * and the health probes share (DESIGN.md: HTTP). A tiny router over node:http:
+ * and the health probes share (README, HTTP, metrics and logs). A tiny router over node:http:
  * exact segments and `:name` parameters, 404 for an unknown path, 405 with `Allow`
  * for a known path and another method, 500 when a handler throws, without
- * stopping the server (DESIGN.md Guarantees 3).
+ * stopping the server: bad input never stops the flow (README, Guarantees 3).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,5 +1,5 @@
 /**
- * The operations routes on the shared HTTP server (DESIGN.md: HTTP):
+ * The operations routes on the shared HTTP server (README, HTTP, metrics and logs):
  * `GET /metrics` (Prometheus text format), `GET /healthz` (process alive) and
  * `GET /readyz` (Kafka connected and consumer running). Kubernetes restarts a pod
  * whose liveness fails and stops routing to one whose readiness fails, so

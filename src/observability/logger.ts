@@ -1,9 +1,9 @@
 /**
  * ferry's one logger: pino, JSON lines, one child per component
  * (`logger.child({ component: 'pipeline' })`). Every call passes through a
- * {@link Redactor} first, so no component has to remember the rules of DESIGN.md
- * Guarantees 4: the API key and tokens never appear, phone numbers are masked,
- * message texts are omitted at info level and above (issue 7).
+ * {@link Redactor} first, so no component has to remember the logging rules
+ * (README, Guarantees 4): the API key and tokens never appear, phone numbers are
+ * masked, message texts are omitted at info level and above.
  */
 import { hostname } from 'node:os';
 import pino from 'pino';

@@ -1,18 +1,19 @@
 /**
  * ferry's Prometheus metrics (prom-client), registered on a registry passed in,
  * never on prom-client's global one, so tests and several instances do not collide.
- * Labels are bounded sets only: never a phone number, an id or a text (issue 7).
+ * Labels are bounded sets only: never a phone number, an id or a text, which would
+ * leak personal data and give Prometheus a series per value.
  * docs/observability.md lists them with their meaning; the dashboard and the alerts
  * in deploy/ use these names, and test/deploy checks that every name they use exists.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { isOperationType } from '../contract/index.ts';
 
-/** How ferry reached the gateway (DESIGN.md: FERRY_TRANSPORT). */
+/** How ferry reached the gateway: the sync or the async endpoint (FERRY_TRANSPORT, header `ferry-transport`). */
 export type TransportLabel = 'sync' | 'async';
 /** How one envelope ended: `ok` (top-level success), `rejected` (top-level `success` false), `access_denied`, `transport_error` (gave up or will retry). */
 export type EnvelopeOutcome = 'ok' | 'rejected' | 'access_denied' | 'transport_error';
-/** DESIGN.md result `stage`. */
+/** The `stage` of a result record (README, Topics and records: Result). */
 export type ResultStage = 'validation' | 'upstream' | 'transport';
 /** What happened to one callback request. */
 export type CallbackOutcome =
@@ -85,7 +86,7 @@ export interface FerryMetrics {
   readonly consumerLag: Gauge<'topic' | 'partition'>;
   /** `ferry_account_balance{currency}`: last polled account balance. */
   readonly accountBalance: Gauge<'currency'>;
-  /** `ferry_gateway_access_denied`: 1 while sending is stopped by `Access denied` (DESIGN.md Guarantees 5), else 0. */
+  /** `ferry_gateway_access_denied`: 1 while sending is stopped by `Access denied` (README, Guarantees 5), else 0. */
   readonly accessDenied: Gauge;
   /** `ferry_consumption_paused{reason}`: 1 while consumption is paused for that reason, else 0. */
   readonly consumptionPaused: Gauge<'reason'>;

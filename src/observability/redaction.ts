@@ -1,5 +1,5 @@
 /**
- * What ferry must never write to a log (DESIGN.md, Guarantees 4; issue 7): the API
+ * What ferry must never write to a log (README, Guarantees 4): the API
  * key and tokens, unmasked phone numbers, and message texts at info level and above.
  * Pure functions over plain values; `logger.ts` applies them to every log call.
  */

@@ -3,7 +3,7 @@ import { appendJsonFields } from '../json/append-fields.ts';
 import { jsonNestingDepth } from '../json/safe-json.ts';
 import type { InboundRecord } from '../kafka/kafka-client.ts';
 
-/** The header that overrides the default transport for one command (DESIGN: Kafka records). */
+/** The header that overrides the default transport (FERRY_TRANSPORT) for one command. */
 export const TRANSPORT_HEADER = 'ferry-transport';
 
 /** A command that passed every contract rule and will be sent. */
@@ -27,7 +27,7 @@ export interface InvalidCommand {
   readonly error: string;
   /** Bounded label for metrics. */
   readonly rule: string;
-  /** Not JSON or not an object: the record also goes to the dead-letter topic (DESIGN). */
+  /** Not JSON or not an object: besides its result, the record goes to the dead-letter topic, since no one can fix it by reading the result alone. */
   readonly unreadable: boolean;
 }
 

@@ -42,7 +42,7 @@ export interface CommitRequest {
 export type CommitOutcome = 'committed' | 'fenced' | 'failed';
 
 /**
- * One transactional producer per input partition (issue 8): records and the group
+ * One transactional producer per input partition: records and the group
  * offset of that partition commit together or not at all, and initialising the
  * producer fences any other holder of the same id and completes its transaction.
  */

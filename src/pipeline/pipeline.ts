@@ -416,7 +416,8 @@ export class Pipeline implements PipelineControl {
     const startedMs = performance.now();
     let intentMs = 0;
     if (commands.some(reconcilable)) {
-      // Durable before anything goes out: these offsets may reach the gateway (issue 8).
+      // Durable before anything goes out: these offsets may reach the gateway, and the next
+      // owner of the partition must know to look them up instead of sending them again.
       // The intent the last commit left may already cover this batch; else one is
       // written now, reaching past the batch so that the next one is likely covered too.
       if (!ownership.covers(partition, lastOffset)) {

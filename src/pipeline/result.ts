@@ -3,12 +3,12 @@ import type { Command } from './command.ts';
 import type { Delivery, SendOutcome } from './dispatcher.ts';
 
 /**
- * Where a command ended (DESIGN: Result). `validation`: never sent, because it broke a rule,
+ * Where a command ended (README, Topics and records: Result). `validation`: never sent, because it broke a rule,
  * its record was over a limit, or ferry failed on it (`internal error: …`).
  */
 export type Stage = 'validation' | 'upstream' | 'transport';
 
-/** The value of a result record (DESIGN: Result). */
+/** The value of a result record: exactly one per command record. */
 export interface Result {
   id?: unknown;
   type?: unknown;

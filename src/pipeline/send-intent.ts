@@ -1,5 +1,6 @@
 /**
- * The durable record that a partition's commands are about to be sent (issue 8).
+ * The durable record that a partition's commands are about to be sent, so that nothing
+ * is sent twice across a handover (README, Guarantees 2).
  *
  * Before the commands of a fetched batch go to the gateway, ferry commits the
  * group offset of that partition *unchanged* (the batch's first offset) with this

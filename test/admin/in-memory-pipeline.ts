@@ -22,7 +22,7 @@ export class InMemoryPipeline implements PipelineControl {
     this.#reasons.add(reason);
   }
 
-  /** What the pipeline does when the gateway answers `Access denied` (DESIGN: Guarantees 5). */
+  /** What the pipeline does when the gateway answers `Access denied` (README, Guarantees 5). */
   stopForAccessDenied(error: string): void {
     this.#reasons.add('access_denied');
     this.#lastError = error;

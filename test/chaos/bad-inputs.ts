@@ -1,5 +1,5 @@
 /**
- * Bad input for the same run (issue 8, fuzzing): random bytes, truncated JSON,
+ * Bad input for the same run (fuzzing): random bytes, truncated JSON,
  * `__proto__` keys, 100,000-deep nesting, ~900 KB values, numbers beyond 2^53, and
  * every field of every operation type with every wrong JSON type. Each record must
  * get exactly one result (and a dead letter when it is not a JSON object) while
@@ -35,7 +35,7 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /**
  * What ferry must do with a value: unreadable ones (over the size or nesting limit, not UTF-8
- * JSON, not an object) are also dead-lettered (DESIGN).
+ * JSON, not an object) are also dead-lettered (README, Topics and records: Dead letter).
  */
 export function isUnreadable(value: Buffer | null): boolean {
   if (value === null || value.length === 0) return true;

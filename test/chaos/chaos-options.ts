@@ -1,11 +1,11 @@
 /**
  * Options of a chaos run from flags (`--commands=2000`) or the environment
- * (`CHAOS_COMMANDS=2000`); a flag wins. Defaults are the full run of issue 8.
+ * (`CHAOS_COMMANDS=2000`); a flag wins. Defaults are the full run (docs/chaos.md).
  */
 import { tmpdir } from 'node:os';
 import type { ChaosOptions } from './run-chaos.ts';
 
-/** The full run of issue 8; the CI form overrides some of these (chaos-short.test.ts). */
+/** The full run of `make chaos`; the CI form overrides some of these (chaos-short.test.ts). */
 export const fullRunDefaults: Omit<ChaosOptions, 'log' | 'seed'> = {
   commands: 20_000,
   partitions: 6,

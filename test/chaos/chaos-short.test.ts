@@ -1,5 +1,5 @@
 /**
- * The CI form of the chaos suite (issue 8; the full run is `make chaos`): 2,000
+ * The CI form of the chaos suite (the full run is `make chaos`): 2,000
  * commands, one kill -9, one broker restart, one replica added, the emulator's
  * faults, and the short bad-input set, on its own broker. It must end with one
  * result per command and no id accepted twice by the gateway.

@@ -1,5 +1,5 @@
 /**
- * `make chaos`: one full chaos run of issue 8 (docs/chaos.md). Prints the figures
+ * `make chaos`: one full chaos run (docs/chaos.md). Prints the figures
  * and exits 0 when every check held, 1 on any violation, 2 when the run could not
  * be carried out or passed its hard time limit. Everything it started is stopped.
  *

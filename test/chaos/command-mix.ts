@@ -1,6 +1,6 @@
 /**
  * The well-formed part of a chaos run: N commands of mixed types with unique numeric
- * ids, keyed by String(id) (DESIGN: Command). Most are SMS; some Viber, RCS+SMS,
+ * ids, keyed by String(id) as applications produce them. Most are SMS; some Viber, RCS+SMS,
  * Telegram, pipeline, HLR and balance lookups, SMS over the async endpoint, and a
  * few the contract or the gateway refuses.
  */

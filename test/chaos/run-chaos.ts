@@ -1,5 +1,5 @@
 /**
- * One bounded chaos run (issue 8): its own Kafka broker on free loopback ports in a
+ * One bounded chaos run of the exactly-once checks (docs/chaos.md): its own Kafka broker on free loopback ports in a
  * temporary folder, the gateway emulator in-process with fault knobs, ferry replicas
  * as child processes in one group; commands and bad input produced over a window
  * while replicas are killed with SIGKILL, the broker restarts once and a replica is

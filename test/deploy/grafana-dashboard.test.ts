@@ -45,7 +45,7 @@ test('the dashboard is provisioning-ready: fixed uid, no numeric id, a datasourc
   }
 });
 
-test('the dashboard has the panels issue 7 asks for', () => {
+test('the dashboard has a panel for each signal an operator watches', () => {
   const titles = dashboard.panels.map((panel) => panel.title);
   for (const title of [
     'Throughput in and out',

@@ -70,7 +70,7 @@ function matches(selector: Labels, labels: Labels | undefined): boolean {
   return Object.entries(selector).every(([key, value]) => labels?.[key] === value);
 }
 
-/** The checks both overlays must pass: issue 7's list for the Kubernetes manifests. */
+/** The checks both overlays must pass: what every ferry deployment on Kubernetes needs. */
 function checkCommon(dir: string, rendered: Rendered): void {
   const deployment = rendered.one('Deployment', 'ferry');
   const spec = deployment.spec as {

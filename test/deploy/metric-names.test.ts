@@ -30,7 +30,7 @@ test('a metric ferry does not export is reported', async () => {
 test('every metric the alerts read exists in ferry /metrics', async () => {
   const { registry } = createMetrics();
   const expressions = alertExpressions();
-  assert.ok(expressions.size >= 8, 'the alerts file has the alerts of issue 7');
+  assert.ok(expressions.size >= 8, 'the alerts file has all the required alerts');
   for (const [alert, expr] of expressions) {
     const names = metricNamesIn(expr);
     assert.ok(names.length > 0, `${alert} reads a metric`);

@@ -155,7 +155,7 @@ export async function produce(t: TestContext, records: readonly OutboundRecord[]
   }
 }
 
-/** One command record keyed by String(id) (DESIGN: Command). */
+/** One command record keyed by String(id), as applications produce them. */
 export function command(
   topic: string,
   operation: Record<string, unknown>,

@@ -2,7 +2,7 @@
  * A real Prometheus server (Debian's `prometheus`, installed by tools/install-tools.sh)
  * on loopback scrapes an HttpServer serving ferry's metrics, loads ferry's alert rules,
  * and answers queries for ferry's metrics, for every dashboard expression, and for an
- * alert that ferry's own gauge sets pending (issue 7, "Done when").
+ * alert that ferry's own gauge sets pending: the whole chain from gauge to alert works.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';

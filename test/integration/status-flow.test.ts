@@ -4,7 +4,7 @@ import { freePort } from '../../tools/kafka/broker.ts';
 import { smsOperation } from '../fixtures/operations.ts';
 import { command, produce, readRecords, startEmulator, startFerry } from '../helpers/ferry.ts';
 
-// Issue 5: command → result (msg_id or request_id) → gateway callback → status event.
+// The whole way of a message: command → result (msg_id or request_id) → gateway callback → status event.
 test('a sent command ends as a result and then a status event, sync and async', async (t) => {
   const httpPort = await freePort();
   const publicUrl = `http://127.0.0.1:${httpPort}`;
