@@ -122,6 +122,13 @@ export class Daemon implements HealthSource {
       host: config.FERRY_HTTP_HOST,
       port: config.FERRY_HTTP_PORT,
       logger,
+      // A callback that misses the route (a public URL set with /callbacks twice, an
+      // old path) is a lost delivery receipt: counted, so an alert can see it.
+      onNotFound: (pathname) => {
+        if (/^\/callbacks(\/|$)/.test(pathname) || pathname.includes('/callbacks/')) {
+          metrics.callbacks.inc({ status: 'none', outcome: 'not_found' });
+        }
+      },
     });
     registerOpsRoutes(this.http, { metrics, health: this });
     if (config.FERRY_CALLBACK_TOKEN) {

@@ -35,6 +35,27 @@ const httpUrl: Parser<string> = (raw, name) => {
   return raw.replace(/\/+$/, '');
 };
 
+/**
+ * The public base URL of the service, under which ferry's own route
+ * `/callbacks/{token}` is reached. A value that already ends with `/callbacks` would
+ * make the gateway post to `/callbacks/callbacks/{token}`, which nothing answers: every
+ * delivery receipt would be lost, so it is refused at start.
+ */
+const publicBaseUrl: Parser<string> = (raw, name) => {
+  const value = httpUrl(raw, name);
+  const url = new URL(value);
+  if (url.search !== '' || url.hash !== '') {
+    throw new ConfigError(name, `must not carry a query or a fragment, got "${raw}"`);
+  }
+  if (/(^|\/)callbacks\/*$/.test(url.pathname)) {
+    throw new ConfigError(
+      name,
+      `is the service's base URL: ferry adds /callbacks/{token} itself, so it must not end with /callbacks (the gateway would post to /callbacks/callbacks/{token}), got "${raw}"`,
+    );
+  }
+  return value;
+};
+
 const list: Parser<string[]> = (raw, name) => {
   const items = raw
     .split(',')
@@ -123,7 +144,7 @@ export const variables = {
   FERRY_HTTP_PORT: v(integer(0, 65_535), 8080),
   FERRY_GRPC_HOST: v(text, '0.0.0.0'),
   FERRY_GRPC_PORT: v(integer(0, 65_535), 50051),
-  FERRY_CALLBACK_PUBLIC_URL: v(httpUrl),
+  FERRY_CALLBACK_PUBLIC_URL: v(publicBaseUrl),
   FERRY_CALLBACK_TOKEN: secret(text),
   FERRY_ADMIN_TOKEN: secret(text),
   FERRY_GRPC_TLS_CERT_FILE: v(text),

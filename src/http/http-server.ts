@@ -32,6 +32,8 @@ export interface HttpServerOptions {
   readonly headersTimeoutMs?: number;
   /** Idle keep-alive time of a connection, ms. Default 5000. */
   readonly keepAliveTimeoutMs?: number;
+  /** Hears of every request answered 404 for an unknown path (its path), e.g. to count them. */
+  readonly onNotFound?: (pathname: string) => void;
   /** How long stop() lets open requests finish before closing their sockets, ms. Default 5000. */
   readonly closeGraceMs?: number;
 }
@@ -176,8 +178,10 @@ export class HttpServer {
 
   async #dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let segments: string[];
+    let pathname: string;
     try {
-      segments = splitPath(new URL(req.url ?? '/', 'http://ferry').pathname);
+      pathname = new URL(req.url ?? '/', 'http://ferry').pathname;
+      segments = splitPath(pathname);
     } catch {
       sendText(res, 400, 'Bad Request\n');
       return;
@@ -187,6 +191,11 @@ export class HttpServer {
       .filter((match) => match.params !== undefined);
     if (matches.length === 0) {
       sendText(res, 404, 'Not Found\n');
+      try {
+        this.#options.onNotFound?.(pathname);
+      } catch {
+        // Counting must not fail the answer.
+      }
       return;
     }
     const match = matches.find(({ route }) => route.method === req.method);

@@ -21,7 +21,9 @@ export type CallbackOutcome =
   | 'duplicate'
   | 'rejected'
   | 'unauthorized'
-  | 'unavailable';
+  | 'unavailable'
+  /** Under /callbacks but not on the route: a callback URL built wrong (e.g. /callbacks twice). */
+  | 'not_found';
 /** Why consumption is paused. */
 export type PauseReason = 'operator' | 'access_denied' | 'backpressure';
 /** Which Kafka client reported an error. */
@@ -47,6 +49,7 @@ export const callbackOutcomes: readonly CallbackOutcome[] = [
   'rejected',
   'unauthorized',
   'unavailable',
+  'not_found',
 ];
 export const pauseReasons: readonly PauseReason[] = ['operator', 'access_denied', 'backpressure'];
 
@@ -188,7 +191,7 @@ export function createMetrics(registry: Registry = new Registry()): FerryMetrics
     }),
     callbacks: new Counter({
       name: 'ferry_callbacks_total',
-      help: 'Status callbacks received, by status and outcome (published, duplicate, rejected, unauthorized, unavailable).',
+      help: 'Status callbacks received, by status and outcome (published, duplicate, rejected, unauthorized, unavailable, not_found).',
       labelNames: ['status', 'outcome'] as const,
       registers,
     }),

@@ -60,6 +60,14 @@ const failures: [Record<string, string>, string][] = [
     'FERRY_REQUEST_TIMEOUT_MS: must be below FERRY_KAFKA_SESSION_TIMEOUT_MS (30000), got 30000',
   ],
   [
+    { ...minimal, FERRY_CALLBACK_PUBLIC_URL: 'https://ferry.example.com/callbacks' },
+    'FERRY_CALLBACK_PUBLIC_URL: is the service\'s base URL: ferry adds /callbacks/{token} itself, so it must not end with /callbacks (the gateway would post to /callbacks/callbacks/{token}), got "https://ferry.example.com/callbacks"',
+  ],
+  [
+    { ...minimal, FERRY_CALLBACK_PUBLIC_URL: 'https://example.com/ferry?x=1' },
+    'FERRY_CALLBACK_PUBLIC_URL: must not carry a query or a fragment, got "https://example.com/ferry?x=1"',
+  ],
+  [
     { FERRY_API_KEY: 'k', FERRY_SYNC_BASE_URL: 'http://x' },
     'FERRY_ADMIN_TOKEN: is required unless FERRY_ADMIN_LOOPBACK_ONLY=true binds the admin API to loopback',
   ],
