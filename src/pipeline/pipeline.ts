@@ -6,29 +6,25 @@ import type {
   BatchVerdict,
   InboundRecord,
   KafkaClient,
-  OutboundRecord,
   RecordBatch,
 } from '../kafka/kafka-client.ts';
 import type { Logger } from '../observability/logger.ts';
 import { boundedTypeLabel, type FerryMetrics } from '../observability/metrics.ts';
 import { incEach } from '../observability/tally.ts';
 import type { GatewayClient } from '../upstream/gateway-client.ts';
+import { pause, unlessAborted } from './abortable.ts';
 import { Batcher } from './batcher.ts';
 import type { Command, CommandReaderOptions, ValidCommand } from './command.ts';
 import { Dispatcher, type LookupAnswer, type Outbound, type SendOutcome } from './dispatcher.ts';
 import { readCommandGuarded } from './last-resort.ts';
 import { buildOutputRecords, errorText } from './output-records.ts';
+import { PartitionHandover } from './partition-handover.ts';
 import { PartitionOwnership } from './partition-ownership.ts';
 import { PartitionTransactions } from './partition-transactions.ts';
 import type { PauseReason, PipelineControl, PipelineState } from './pipeline-control.ts';
 import { type Result, sendResult, validationResult } from './result.ts';
 import { SendGate } from './send-gate.ts';
-import {
-  decodeSendIntent,
-  encodeSendIntent,
-  isReconcilable,
-  type SendIntent,
-} from './send-intent.ts';
+import { isReconcilable, type SendIntent } from './send-intent.ts';
 
 export interface PipelineTopics {
   readonly commands: string;
@@ -108,36 +104,6 @@ type Lifecycle = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped';
 
 const FENCED_RETRY_MS = 500;
 
-/** `value`, or undefined as soon as `signal` aborts (whatever `value` does later is ignored). */
-function unlessAborted<T>(value: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
-  if (signal.aborted) return Promise.resolve(undefined);
-  return new Promise((resolve, reject) => {
-    const onAbort = () => resolve(undefined);
-    signal.addEventListener('abort', onAbort, { once: true });
-    value.then(
-      (result) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(result);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}
-
-/** Waits `ms`; false when `signal` aborted the wait. */
-async function pause(ms: number, signal: AbortSignal): Promise<boolean> {
-  if (ms <= 0) return !signal.aborted;
-  try {
-    await sleep(ms, undefined, { signal });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Commands in, results out: consumes the commands topic in batches per partition,
  * validates, batches operations into envelopes across partitions, dispatches them,
@@ -163,6 +129,7 @@ export class Pipeline implements PipelineControl {
   readonly #instanceId = randomUUID();
   /** What this replica knows about each partition: see partition-ownership.ts. */
   readonly #ownership = new PartitionOwnership();
+  readonly #handover: PartitionHandover;
   /** Per partition: settles when its batch in progress is finished. */
   readonly #partitionTurns = new Map<number, Promise<void>>();
   readonly #reader: CommandReaderOptions;
@@ -199,6 +166,17 @@ export class Pipeline implements PipelineControl {
       transactionalIdPrefix: options.transactionalIdPrefix,
       logger: this.#log,
       metrics: options.metrics,
+    });
+    this.#handover = new PartitionHandover({
+      kafka: options.kafka,
+      groupId: options.groupId,
+      transactions: this.#transactions,
+      ownership: this.#ownership,
+      logger: this.#log,
+      instanceId: this.#instanceId,
+      memberId: () => this.#consumer?.memberId,
+      inDoubtSettleMs: options.inDoubtSettleMs,
+      fencedHoldMs: options.fencedHoldMs,
     });
     this.#reader = {
       defaultTransport: options.defaultTransport,
@@ -266,7 +244,7 @@ export class Pipeline implements PipelineControl {
       this.#dispatcher.abort();
     }
     await this.#consumer?.stop();
-    if (drained) await this.#clearIntents();
+    if (drained) await this.#handover.clearIntents();
     await this.#transactions.close();
     this.#lifecycle = 'stopped';
     this.#log.info({ drained }, 'pipeline stopped');
@@ -378,7 +356,7 @@ export class Pipeline implements PipelineControl {
     if (!(await pause(ownership.quietFor(partition), signal))) return 'again';
     ownership.quietOver(partition);
     if (ownership.needsTakeover(partition)) {
-      const takeover = await this.#takeOver(partition, signal);
+      const takeover = await this.#handover.takeOver(partition, signal);
       if (takeover === 'rebalancing') return 'again';
       if (takeover === 'not-owner') {
         // The group is rebalancing or forgot this member: fencing now could take the
@@ -429,7 +407,7 @@ export class Pipeline implements PipelineControl {
           atMs: Date.now(),
           by: this.#instanceId,
         };
-        const written = await this.#commitOffset(
+        const written = await this.#handover.commit(
           batch,
           [],
           firstOffset,
@@ -523,7 +501,7 @@ export class Pipeline implements PipelineControl {
       by: this.#instanceId,
     };
     const next = (BigInt(lastOffset) + 1n).toString();
-    const committed = await this.#commitOffset(
+    const committed = await this.#handover.commit(
       batch,
       records,
       next,
@@ -553,41 +531,6 @@ export class Pipeline implements PipelineControl {
       },
       'batch committed',
     );
-    return 'done';
-  }
-
-  /**
-   * What this replica must know about a partition before its first batch in an
-   * assignment, read only after its transactional producer is initialised: that
-   * fences the previous owner (a zombie can no longer commit) and completes its
-   * pending transaction, so the group offset read next is final.
-   * The send intent found beside it is another writer's or this process's own; another
-   * writer's sends are waited out, `inDoubtSettleMs` on this clock, before its range is
-   * looked up (see PartitionOwnership.takenOver).
-   */
-  async #takeOver(
-    partition: number,
-    signal: AbortSignal,
-  ): Promise<'done' | 'not-owner' | 'rebalancing'> {
-    if (!(await this.#stillMember().catch(() => false))) return 'not-owner';
-    await this.#transactions.producer(partition);
-    const current = await this.#transactions.committed(partition);
-    const committed = current && /^\d+$/.test(current.offset) ? BigInt(current.offset) : undefined;
-    const stored = decodeSendIntent(current?.metadata);
-    const intent =
-      stored && committed !== undefined && BigInt(stored.untilOffset) >= committed
-        ? stored
-        : undefined;
-    const own = intent?.by === this.#instanceId;
-    if (intent && !own) {
-      const waitMs = this.#options.inDoubtSettleMs;
-      this.#log.warn(
-        { partition, untilOffset: intent.untilOffset, waitMs },
-        'taking over commands that may have reached the gateway; they are looked up before any resend',
-      );
-      if (!(await pause(waitMs, signal))) return 'rebalancing';
-    }
-    this.#ownership.takenOver(partition, { committed, intent, own });
     return 'done';
   }
 
@@ -650,71 +593,6 @@ export class Pipeline implements PipelineControl {
         err: errorText(error),
       },
       'internal error on a record: it gets an internal-error result and a dead letter',
-    );
-  }
-
-  /**
-   * Commits records and the partition's offset (with the send intent still open, if
-   * any, as its metadata) atomically.
-   * @returns false when it could not, or the partition was taken away meanwhile.
-   */
-  async #commitOffset(
-    batch: RecordBatch,
-    records: readonly OutboundRecord[],
-    offset: string,
-    intent: SendIntent | undefined,
-    generation: number,
-    assignment: number,
-  ): Promise<boolean> {
-    const { partition } = batch;
-    const outcome = await this.#transactions.commit({
-      partition,
-      records,
-      offset,
-      metadata: intent ? encodeSendIntent(intent) : null,
-      mayRetry: async () => {
-        // The outcome may be unknown (a restarting broker can still complete it): read
-        // the group offset again before going on, but only while no rebalance may have
-        // given the partition to another replica, and while this member still owns it.
-        if (!batch.isCurrent() || generation !== this.#ownership.generation) return false;
-        this.#ownership.commitUncertain(partition);
-        if (await this.#stillMember().catch(() => false)) return true;
-        this.#ownership.rebalanceStarted();
-        return false;
-      },
-    });
-    if (outcome === 'fenced') {
-      this.#ownership.fenced(partition, this.#options.fencedHoldMs, assignment);
-      this.#ownership.rebalanceStarted();
-      this.#log.warn({ partition }, 'fenced by another replica: leaving the partition to it');
-    }
-    return outcome === 'committed';
-  }
-
-  /** Whether the group is stable with this member in it (see KafkaClient.isStableMember). */
-  #stillMember(): Promise<boolean> {
-    return this.#options.kafka.isStableMember(this.#options.groupId, this.#consumer?.memberId);
-  }
-
-  /**
-   * After a drained stop nothing of this replica is in flight: the intents that
-   * cover offsets ahead are cleared, so the next owner need not wait and look up.
-   */
-  async #clearIntents(): Promise<void> {
-    await Promise.all(
-      this.#ownership.releasable().map(async ({ partition, topic, offset }) => {
-        try {
-          const producer = await this.#transactions.producer(partition);
-          await producer.commit([], this.#options.groupId, [
-            { topic, partition, offset, metadata: null },
-          ]);
-        } catch (error: unknown) {
-          this.#log.debug(
-            { partition, err: error instanceof Error ? error.message : String(error) },
-            'clearing the send intent failed; the next owner looks its range up',
-          );
-        }
-      }),
     );
   }
 

@@ -1,0 +1,136 @@
+/**
+ * The Kafka side of owning a partition: taking it over (fence, then read the group
+ * offset and the send intent), committing a batch's records with the offset and the
+ * intent, and clearing intents on a drained stop. What is learned goes into
+ * PartitionOwnership; this module only talks to the group and the transactions.
+ */
+import type { KafkaClient, OutboundRecord, RecordBatch } from '../kafka/kafka-client.ts';
+import type { Logger } from '../observability/logger.ts';
+import { pause } from './abortable.ts';
+import type { PartitionOwnership } from './partition-ownership.ts';
+import type { PartitionTransactions } from './partition-transactions.ts';
+import { decodeSendIntent, encodeSendIntent, type SendIntent } from './send-intent.ts';
+
+export interface PartitionHandoverOptions {
+  readonly kafka: KafkaClient;
+  readonly groupId: string;
+  readonly transactions: PartitionTransactions;
+  readonly ownership: PartitionOwnership;
+  readonly logger: Logger;
+  /** Names this process in the intents it writes and recognises its own. */
+  readonly instanceId: string;
+  /** This member's id in the group, from its last join. */
+  readonly memberId: () => string | undefined;
+  /** How long another writer's sends can still be in flight, from the takeover (ms). */
+  readonly inDoubtSettleMs: number;
+  /** How long a fenced partition is left alone unless the group reassigns it (ms). */
+  readonly fencedHoldMs: number;
+}
+
+export class PartitionHandover {
+  readonly #options: PartitionHandoverOptions;
+
+  constructor(options: PartitionHandoverOptions) {
+    this.#options = options;
+  }
+
+  /**
+   * What this replica must know about a partition before its first batch in an
+   * assignment, read only after its transactional producer is initialised: that
+   * fences the previous owner (a zombie can no longer commit) and completes its
+   * pending transaction, so the group offset read next is final.
+   * The send intent found beside it is another writer's or this process's own; another
+   * writer's sends are waited out, `inDoubtSettleMs` on this clock, before its range is
+   * looked up (see PartitionOwnership.takenOver).
+   */
+  async takeOver(
+    partition: number,
+    signal: AbortSignal,
+  ): Promise<'done' | 'not-owner' | 'rebalancing'> {
+    const { transactions, ownership, logger, instanceId, inDoubtSettleMs } = this.#options;
+    if (!(await this.stillMember().catch(() => false))) return 'not-owner';
+    await transactions.producer(partition);
+    const current = await transactions.committed(partition);
+    const committed = current && /^\d+$/.test(current.offset) ? BigInt(current.offset) : undefined;
+    const stored = decodeSendIntent(current?.metadata);
+    const intent =
+      stored && committed !== undefined && BigInt(stored.untilOffset) >= committed
+        ? stored
+        : undefined;
+    const own = intent?.by === instanceId;
+    if (intent && !own) {
+      logger.warn(
+        { partition, untilOffset: intent.untilOffset, waitMs: inDoubtSettleMs },
+        'taking over commands that may have reached the gateway; they are looked up before any resend',
+      );
+      if (!(await pause(inDoubtSettleMs, signal))) return 'rebalancing';
+    }
+    ownership.takenOver(partition, { committed, intent, own });
+    return 'done';
+  }
+
+  /**
+   * Commits records and the partition's offset (with the send intent still open, if
+   * any, as its metadata) atomically.
+   * @returns false when it could not, or the partition was taken away meanwhile.
+   */
+  async commit(
+    batch: RecordBatch,
+    records: readonly OutboundRecord[],
+    offset: string,
+    intent: SendIntent | undefined,
+    generation: number,
+    assignment: number,
+  ): Promise<boolean> {
+    const { transactions, ownership, logger, fencedHoldMs } = this.#options;
+    const { partition } = batch;
+    const outcome = await transactions.commit({
+      partition,
+      records,
+      offset,
+      metadata: intent ? encodeSendIntent(intent) : null,
+      mayRetry: async () => {
+        // The outcome may be unknown (a restarting broker can still complete it): read
+        // the group offset again before going on, but only while no rebalance may have
+        // given the partition to another replica, and while this member still owns it.
+        if (!batch.isCurrent() || generation !== ownership.generation) return false;
+        ownership.commitUncertain(partition);
+        if (await this.stillMember().catch(() => false)) return true;
+        ownership.rebalanceStarted();
+        return false;
+      },
+    });
+    if (outcome === 'fenced') {
+      ownership.fenced(partition, fencedHoldMs, assignment);
+      ownership.rebalanceStarted();
+      logger.warn({ partition }, 'fenced by another replica: leaving the partition to it');
+    }
+    return outcome === 'committed';
+  }
+
+  /** Whether the group is stable with this member in it (see KafkaClient.isStableMember). */
+  stillMember(): Promise<boolean> {
+    return this.#options.kafka.isStableMember(this.#options.groupId, this.#options.memberId());
+  }
+
+  /**
+   * After a drained stop nothing of this replica is in flight: the intents that
+   * cover offsets ahead are cleared, so the next owner need not wait and look up.
+   */
+  async clearIntents(): Promise<void> {
+    const { transactions, ownership, logger, groupId } = this.#options;
+    await Promise.all(
+      ownership.releasable().map(async ({ partition, topic, offset }) => {
+        try {
+          const producer = await transactions.producer(partition);
+          await producer.commit([], groupId, [{ topic, partition, offset, metadata: null }]);
+        } catch (error: unknown) {
+          logger.debug(
+            { partition, err: error instanceof Error ? error.message : String(error) },
+            'clearing the send intent failed; the next owner looks its range up',
+          );
+        }
+      }),
+    );
+  }
+}
