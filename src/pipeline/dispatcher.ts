@@ -262,6 +262,11 @@ export class Dispatcher {
           item.settle({ kind: 'abandoned', sent: mayHaveBeenSent(envelope, item) });
       }
       envelope.items = envelope.items.filter((item) => item.isCurrent());
+      // Given-up items leave the lookup list too: a lookup of nothing is an empty
+      // envelope, which the gateway refuses and which would fail the items still here.
+      for (const item of envelope.checkFirst) {
+        if (!envelope.items.includes(item)) envelope.checkFirst.delete(item);
+      }
       if (envelope.items.length === 0) return;
     }
     if (envelope.checkFirst.size > 0) {

@@ -66,3 +66,24 @@ test('a command still owned is sent once and answered', async (t) => {
   assert.equal((await outcome).kind, 'item');
   assert.equal(emulator.stats().sendsById['3'], 1);
 });
+
+test('an envelope whose only commands in doubt were given up sends the rest without an empty lookup', async (t) => {
+  const { dispatcher, emulator } = await dispatcherFor(t);
+  // The envelope's first attempt loses its answer (every request of the emulator does),
+  // so both are to be looked up; before the retry one of them moves to another replica.
+  emulator.setKnobs({ lostAnswerRate: 1 });
+  let owned = true;
+  const [moved, movedOutcome] = item(41, true, true);
+  const movedItem: Outbound = { ...moved, isCurrent: () => owned };
+  const [stays, staysOutcome] = item(42, false, true);
+  const staysItem: Outbound = { ...stays, reconcilable: false };
+  dispatcher.dispatch({ transport: 'sync', items: [movedItem, staysItem] });
+  for (let i = 0; i < 200 && emulator.stats().requests < 1; i++) {
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  owned = false;
+  emulator.setKnobs({ lostAnswerRate: 0 });
+  assert.deepEqual(await movedOutcome, { kind: 'abandoned', sent: true });
+  const outcome = await staysOutcome;
+  assert.equal(outcome.kind, 'item', JSON.stringify(outcome));
+});
