@@ -30,7 +30,8 @@ install: $(STAMP)
 jars: $(STAMP)
 	$(NPM) run --silent kafka -- jars
 
-# prometheus/promtool (Debian) and kustomize (Go module proxy) for the deploy and metrics tests.
+# prometheus/promtool (Debian), kustomize and grpcurl (Go module proxy) for the deploy,
+# metrics and admin API tests.
 tools:
 	tools/install-tools.sh
 

@@ -11,6 +11,8 @@
 #                         built-in kustomize (v2) predates the v5 syntax we use, so
 #                         the pinned v5 release is built with `go install` through
 #                         the Go module proxy into the git-ignored .cache/bin.
+#   grpcurl               the admin API tests call ferry through server reflection
+#                         with it; the pinned release is built the same way.
 # Idempotent: a fast no-op when everything is present. Tests look in PATH and in
 # .cache/bin. Usage: tools/install-tools.sh   (root, or sudo available, for apt-get)
 set -euo pipefail
@@ -19,6 +21,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BIN_DIR="$ROOT/.cache/bin"
 # v5.8.1: the newest release that builds with Go 1.26 (v5.8.3 wants Go 1.27).
 KUSTOMIZE_VERSION="${KUSTOMIZE_VERSION:-v5.8.1}"
+GRPCURL_VERSION="${GRPCURL_VERSION:-v1.9.3}"
 export PATH="$BIN_DIR:$PATH"
 
 log() { printf 'install-tools: %s\n' "$*" >&2; }
@@ -90,6 +93,28 @@ install_kustomize() {
   kustomize_is_v5 "$BIN_DIR/kustomize" || die "kustomize was built but does not report v5"
 }
 
+grpcurl_is_pinned() {
+  local version
+  version="$("$1" -version 2>&1 || true)"
+  [[ "$version" == *" $GRPCURL_VERSION" ]]
+}
+
+install_grpcurl() {
+  if [ -x "$BIN_DIR/grpcurl" ] && grpcurl_is_pinned "$BIN_DIR/grpcurl"; then return 0; fi
+  if command -v grpcurl >/dev/null 2>&1 && grpcurl_is_pinned "$(command -v grpcurl)"; then return 0; fi
+  command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] ||
+    die "grpcurl $GRPCURL_VERSION missing and no Go toolchain to build it: install it on PATH"
+  local go_bin
+  go_bin="$(command -v go || echo /usr/local/go/bin/go)"
+  mkdir -p "$BIN_DIR"
+  log "go install github.com/fullstorydev/grpcurl/cmd/grpcurl@$GRPCURL_VERSION into $BIN_DIR"
+  # The version is stamped the way grpcurl's release builds do; otherwise
+  # `grpcurl -version` says "dev build" and this check cannot tell releases apart.
+  GOBIN="$BIN_DIR" GOFLAGS=-mod=mod "$go_bin" install -ldflags "-X main.version=$GRPCURL_VERSION" \
+    "github.com/fullstorydev/grpcurl/cmd/grpcurl@$GRPCURL_VERSION"
+  grpcurl_is_pinned "$BIN_DIR/grpcurl" || die "grpcurl was built but does not report $GRPCURL_VERSION"
+}
+
 install_python_yaml() {
   if command -v python3 >/dev/null 2>&1 && python3 -c 'import yaml' >/dev/null 2>&1; then return 0; fi
   apt_install "python3 with PyYAML" python3-yaml
@@ -101,3 +126,4 @@ install_kcat
 install_lz4
 install_python_yaml
 install_kustomize
+install_grpcurl

@@ -333,6 +333,18 @@ describe('health and reflection', async () => {
     assert.equal(methods.length, 15);
     assert.ok(methods.includes('ReplayDeadLetters'));
     assert.ok(protos.some((file) => file.name === 'google/protobuf/struct.proto'));
+    // Each file names its imports, so a client linking the descriptors finds their types.
+    assert.deepEqual(admin?.dependency, ['google/protobuf/struct.proto']);
+
+    const byName = await ask({ fileByFilename: 'google/protobuf/struct.proto' });
+    const struct = (byName.fileDescriptorResponse?.fileDescriptorProto ?? []).map((bytes) =>
+      fromBinary(FileDescriptorProtoSchema, bytes),
+    );
+    assert.deepEqual(
+      struct.map((file) => file.name),
+      ['google/protobuf/struct.proto'],
+    );
+    assert.ok(struct[0]?.messageType.some((message) => message.name === 'Value'));
   });
 });
 
