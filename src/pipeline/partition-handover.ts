@@ -46,9 +46,13 @@ export class PartitionHandover {
   async takeOver(
     partition: number,
     signal: AbortSignal,
-  ): Promise<'done' | 'not-owner' | 'rebalancing'> {
+  ): Promise<'done' | 'not-owner' | 'unknown' | 'rebalancing'> {
     const { transactions, ownership, logger, instanceId, inDoubtSettleMs } = this.#options;
-    if (!(await this.stillMember().catch(() => false))) return 'not-owner';
+    // Could not ask (the coordinator moved, a timeout) is not "out of the group": only
+    // this partition waits, the others go on.
+    const member = await this.stillMember().catch(() => 'unknown' as const);
+    if (member === 'unknown') return 'unknown';
+    if (!member) return 'not-owner';
     await transactions.producer(partition);
     const current = await transactions.committed(partition);
     const committed = current && /^\d+$/.test(current.offset) ? BigInt(current.offset) : undefined;
@@ -121,8 +125,14 @@ export class PartitionHandover {
     const { transactions, ownership, logger, groupId } = this.#options;
     await Promise.all(
       ownership.releasable().map(async ({ partition, topic, offset }) => {
+        // Only with the producer this replica committed through: a new one would fence
+        // whoever owns the partition now and roll its offset back to this replica's. If
+        // another replica initialised the partition meanwhile, this one is fenced and the
+        // commit is refused.
+        const existing = transactions.existing(partition);
+        if (!existing) return;
         try {
-          const producer = await transactions.producer(partition);
+          const producer = await existing;
           await producer.commit([], groupId, [{ topic, partition, offset, metadata: null }]);
         } catch (error: unknown) {
           logger.debug(

@@ -148,6 +148,12 @@ export class PartitionOwnership {
       ...intent,
       untilOffset: maxOffset(intent.untilOffset, state.doubt?.untilOffset),
     };
+    // Another replica wrote after this one: it may have sent what this one carried (it
+    // looked it up, found it unsent, and sent it). What this process remembers of those
+    // offsets is not the last word; they are looked up like the rest of the range.
+    for (const key of [...state.carried.keys()]) {
+      if (BigInt(key) <= BigInt(intent.untilOffset)) state.carried.delete(key);
+    }
   }
 
   /** An intent of this process, reaching `untilOffset`, is stored with the group offset. */
@@ -194,8 +200,11 @@ export class PartitionOwnership {
    * an earlier assignment says nothing about this one.
    */
   fenced(partition: number, holdMs: number, assignment: number, now = Date.now()): void {
+    const state = this.#state(partition);
+    // What this replica committed last is no longer the partition's offset to restore.
+    state.committedNext = undefined;
     if (assignment !== this.#assignment) return;
-    this.#state(partition).fencedUntil = now + holdMs;
+    state.fencedUntil = now + holdMs;
   }
 
   /** A commit's outcome is unknown: the group offset is read again before going on. */

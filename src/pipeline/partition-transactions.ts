@@ -54,6 +54,14 @@ export class PartitionTransactions {
     this.#options = options;
   }
 
+  /**
+   * The partition's producer if this replica has one already, never a new one: a new
+   * producer fences whoever holds the partition now.
+   */
+  existing(partition: number): Promise<TransactionalProducer> | undefined {
+    return this.#producers.get(partition);
+  }
+
   /** The partition's producer, created and initialised (fencing others) on first use. */
   producer(partition: number): Promise<TransactionalProducer> {
     let producer = this.#producers.get(partition);

@@ -358,6 +358,10 @@ export class Pipeline implements PipelineControl {
     if (ownership.needsTakeover(partition)) {
       const takeover = await this.#handover.takeOver(partition, signal);
       if (takeover === 'rebalancing') return 'again';
+      if (takeover === 'unknown') {
+        await pause(FENCED_RETRY_MS, signal);
+        return 'again';
+      }
       if (takeover === 'not-owner') {
         // The group is rebalancing or forgot this member: fencing now could take the
         // partition from its rightful owner. kafkajs rejoins, and the group decides.

@@ -18,15 +18,13 @@ const retryableSocketCodes = new Set([
   'UND_ERR_CLOSED',
 ]);
 
-// Failures before a connection existed: the request cannot have reached the gateway.
+// Failures that only happen before a connection exists: the request cannot have reached
+// the gateway. (Unreachable-host or -network errors can also end a connection that was
+// already open, after the request went out, so they prove nothing.)
 const notConnectedCodes = new Set([
   'ECONNREFUSED',
   'ENOTFOUND',
   'EAI_AGAIN',
-  'ENETDOWN',
-  'ENETUNREACH',
-  'EHOSTDOWN',
-  'EHOSTUNREACH',
   'UND_ERR_CONNECT_TIMEOUT',
 ]);
 

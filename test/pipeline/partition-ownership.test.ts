@@ -131,3 +131,29 @@ test('commitUncertain: the group offset is read again before the next batch', ()
   ownership.commitUncertain(0);
   assert.equal(ownership.needsTakeover(0), true);
 });
+
+test("takenOver, another writer's intent after this process's own sends: those offsets are looked up, not taken from memory", () => {
+  const ownership = new PartitionOwnership();
+  ownership.assigned([3], 'm');
+  ownership.takenOver(3, { committed: 0n, intent: intent('9', 'me'), own: true });
+  ownership.batchCarried(3, [
+    ['5', outcome()],
+    ['12', outcome()],
+  ]);
+  // The partition went to another replica, which wrote its own intent and sent; back here:
+  ownership.assigned([3], 'm');
+  ownership.takenOver(3, { committed: 0n, intent: intent('9'), own: false });
+  assert.equal(ownership.hasCarried(3, '5'), false, 'the other writer may have sent it');
+  assert.equal(ownership.inDoubt(3, '5'), true);
+  assert.equal(ownership.hasCarried(3, '12'), true, 'beyond its range: nobody else sent it');
+});
+
+test('fenced: what this replica committed last is no longer releasable, whatever the assignment', () => {
+  const ownership = new PartitionOwnership();
+  ownership.assigned([0], 'm');
+  ownership.takenOver(0, { committed: 0n, intent: undefined, own: false });
+  ownership.batchCommitted(0, { topic: 't', lastOffset: '9', intentUntil: '19', assignment: 1 });
+  assert.equal(ownership.releasable().length, 1);
+  ownership.fenced(0, 1_000, ownership.assignment - 1, 0);
+  assert.deepEqual(ownership.releasable(), [], 'another replica committed since');
+});
