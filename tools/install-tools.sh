@@ -74,6 +74,20 @@ install_lz4() {
   command -v lz4 >/dev/null 2>&1 || die "apt-get installed lz4 but lz4 is still not on PATH"
 }
 
+# go_install WHAT MODULE@VERSION [go install flags…]: builds a tool into .cache/bin through
+# the Go module proxy.
+go_install() {
+  local what="$1" module="$2"
+  shift 2
+  command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] ||
+    die "$what missing and no Go toolchain to build it: install it on PATH"
+  local go_bin
+  go_bin="$(command -v go || echo /usr/local/go/bin/go)"
+  mkdir -p "$BIN_DIR"
+  log "go install $module into $BIN_DIR"
+  GOBIN="$BIN_DIR" GOFLAGS=-mod=mod "$go_bin" install "$@" "$module"
+}
+
 kustomize_is_v5() {
   local version
   version="$("$1" version 2>/dev/null || true)"
@@ -83,13 +97,7 @@ kustomize_is_v5() {
 install_kustomize() {
   if [ -x "$BIN_DIR/kustomize" ] && kustomize_is_v5 "$BIN_DIR/kustomize"; then return 0; fi
   if command -v kustomize >/dev/null 2>&1 && kustomize_is_v5 "$(command -v kustomize)"; then return 0; fi
-  command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] ||
-    die "kustomize v5 missing and no Go toolchain to build it: install kustomize v5 on PATH"
-  local go_bin
-  go_bin="$(command -v go || echo /usr/local/go/bin/go)"
-  mkdir -p "$BIN_DIR"
-  log "go install sigs.k8s.io/kustomize/kustomize/v5@$KUSTOMIZE_VERSION into $BIN_DIR"
-  GOBIN="$BIN_DIR" GOFLAGS=-mod=mod "$go_bin" install "sigs.k8s.io/kustomize/kustomize/v5@$KUSTOMIZE_VERSION"
+  go_install "kustomize v5" "sigs.k8s.io/kustomize/kustomize/v5@$KUSTOMIZE_VERSION"
   kustomize_is_v5 "$BIN_DIR/kustomize" || die "kustomize was built but does not report v5"
 }
 
@@ -102,16 +110,10 @@ grpcurl_is_pinned() {
 install_grpcurl() {
   if [ -x "$BIN_DIR/grpcurl" ] && grpcurl_is_pinned "$BIN_DIR/grpcurl"; then return 0; fi
   if command -v grpcurl >/dev/null 2>&1 && grpcurl_is_pinned "$(command -v grpcurl)"; then return 0; fi
-  command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] ||
-    die "grpcurl $GRPCURL_VERSION missing and no Go toolchain to build it: install it on PATH"
-  local go_bin
-  go_bin="$(command -v go || echo /usr/local/go/bin/go)"
-  mkdir -p "$BIN_DIR"
-  log "go install github.com/fullstorydev/grpcurl/cmd/grpcurl@$GRPCURL_VERSION into $BIN_DIR"
   # The version is stamped the way grpcurl's release builds do; otherwise
   # `grpcurl -version` says "dev build" and this check cannot tell releases apart.
-  GOBIN="$BIN_DIR" GOFLAGS=-mod=mod "$go_bin" install -ldflags "-X main.version=$GRPCURL_VERSION" \
-    "github.com/fullstorydev/grpcurl/cmd/grpcurl@$GRPCURL_VERSION"
+  go_install "grpcurl $GRPCURL_VERSION" "github.com/fullstorydev/grpcurl/cmd/grpcurl@$GRPCURL_VERSION" \
+    -ldflags "-X main.version=$GRPCURL_VERSION"
   grpcurl_is_pinned "$BIN_DIR/grpcurl" || die "grpcurl was built but does not report $GRPCURL_VERSION"
 }
 
