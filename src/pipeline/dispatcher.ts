@@ -118,6 +118,21 @@ function mayHaveBeenSent(envelope: Envelope, item: Outbound): boolean {
   return envelope.sends > 0 || item.inDoubt;
 }
 
+/** The `status` operations that ask about these commands, one per command. */
+function statusOperations(targets: readonly LookupTarget[]): string[] {
+  return targets.map((target) => `{"type":"status","id":${JSON.stringify(target.id)}}`);
+}
+
+/**
+ * How a command ends when a lookup settled it: delivered (its status record) or refused
+ * (its id belongs to another message); undefined when the gateway does not know it.
+ */
+export function outcomeOfLookup(known: LookupAnswer, attempts: number): SendOutcome | undefined {
+  if (known.kind === 'sent') return { kind: 'reconciled', record: known.record, attempts };
+  if (known.kind === 'taken') return { kind: 'rejected', error: known.error, attempts };
+  return undefined;
+}
+
 /** A `status` item read against the command it was asked for. */
 function lookupAnswer(target: LookupTarget, outcome: ItemOutcome): LookupAnswer {
   // spec: status. A failed item is an id the gateway does not know.
@@ -189,7 +204,7 @@ export class Dispatcher {
    *   before going out.
    */
   async lookUp(targets: readonly LookupTarget[]): Promise<LookupAnswer[] | undefined> {
-    const { gateway, gate, metrics } = this.#options;
+    const { gateway, gate } = this.#options;
     if (!gate.open) return undefined;
     const chunks: (readonly LookupTarget[])[] = [];
     for (let start = 0; start < targets.length; start += LOOKUP_ENVELOPE_OPS) {
@@ -202,7 +217,7 @@ export class Dispatcher {
             () =>
               gateway.sendEnvelope(
                 'sync',
-                chunk.map((target) => `{"type":"status","id":${JSON.stringify(target.id)}}`),
+                statusOperations(chunk),
                 chunk.map((target) => target.id),
                 this.#abort.signal,
               ),
@@ -220,9 +235,7 @@ export class Dispatcher {
           out.push(lookupAnswer(target, outcome));
         }
       }
-      const sent = out.filter((answer) => answer.kind === 'sent').length;
-      metrics.reconciliations.inc({ outcome: 'found' }, sent);
-      metrics.reconciliations.inc({ outcome: 'not_found' }, out.length - sent);
+      this.#countLookups(out);
       return out;
     } catch {
       return undefined;
@@ -320,14 +333,14 @@ export class Dispatcher {
    * gateway knows end with their status record; the others are sent (again).
    */
   async #reconcile(envelope: Envelope): Promise<void> {
-    const { gateway, metrics } = this.#options;
+    const { gateway } = this.#options;
     const toCheck = envelope.items.filter((item) => envelope.checkFirst.has(item));
     envelope.attempts += 1;
     let answer: EnvelopeAnswer;
     try {
       answer = await gateway.sendEnvelope(
         'sync',
-        toCheck.map((item) => `{"type":"status","id":${JSON.stringify(item.id)}}`),
+        statusOperations(toCheck),
         toCheck.map((item) => item.id),
         this.#abort.signal,
       );
@@ -350,20 +363,17 @@ export class Dispatcher {
     }
     envelope.checkFirst.clear();
     const found = new Set<Outbound>();
-    toCheck.forEach((item, index) => {
+    const answers = toCheck.map((item, index): LookupAnswer => {
       const outcome = answer.items[index];
-      if (!outcome) return;
-      const known = lookupAnswer(item, outcome);
-      if (known.kind === 'unsent') return;
-      found.add(item);
-      item.settle(
-        known.kind === 'sent'
-          ? { kind: 'reconciled', record: known.record, attempts: envelope.attempts }
-          : { kind: 'rejected', error: known.error, attempts: envelope.attempts },
-      );
+      return outcome ? lookupAnswer(item, outcome) : { kind: 'unsent' };
     });
-    metrics.reconciliations.inc({ outcome: 'found' }, found.size);
-    metrics.reconciliations.inc({ outcome: 'not_found' }, toCheck.length - found.size);
+    this.#countLookups(answers);
+    toCheck.forEach((item, index) => {
+      const settled = outcomeOfLookup(answers[index] as LookupAnswer, envelope.attempts);
+      if (!settled) return;
+      found.add(item);
+      item.settle(settled);
+    });
     envelope.items = envelope.items.filter((item) => !found.has(item));
     if (envelope.items.length > 0) this.#enqueue(envelope);
   }
@@ -447,18 +457,15 @@ export class Dispatcher {
     const checked = new Map(toCheck.map((item, index) => [item, answers?.[index]]));
     for (const item of envelope.items) {
       const known = checked.get(item);
-      if (known?.kind === 'sent') {
-        item.settle({ kind: 'reconciled', record: known.record, attempts });
-      } else if (known?.kind === 'taken') {
-        item.settle({ kind: 'rejected', error: known.error, attempts });
-      } else {
-        item.settle({
+      const settled = known && outcomeOfLookup(known, attempts);
+      item.settle(
+        settled ?? {
           kind: 'transport',
           error: error.message,
           attempts,
           delivery: known?.kind === 'unsent' ? 'unsent' : delivery,
-        });
-      }
+        },
+      );
     }
   }
 
@@ -476,6 +483,13 @@ export class Dispatcher {
         this.#abandon(envelope);
       },
     );
+  }
+
+  /** Lookups by what they found: the gateway knew the id (`found`) or not. */
+  #countLookups(answers: readonly LookupAnswer[]): void {
+    const found = answers.filter((answer) => answer.kind !== 'unsent').length;
+    this.#options.metrics.reconciliations.inc({ outcome: 'found' }, found);
+    this.#options.metrics.reconciliations.inc({ outcome: 'not_found' }, answers.length - found);
   }
 
   #abandon(envelope: Envelope): void {

@@ -13,7 +13,7 @@
  *   are exactly what is not settled.
  */
 import type { SendOutcome } from './dispatcher.ts';
-import type { SendIntent } from './send-intent.ts';
+import { maxOffset, type SendIntent } from './send-intent.ts';
 
 /** A send handed out by this process, and how it ended (or will). */
 export type CarriedOutcome = Promise<SendOutcome | undefined>;
@@ -46,10 +46,6 @@ interface PartitionState {
   fencedUntil: number | undefined;
   quietUntil: number | undefined;
   committedNext: CommittedOffset | undefined;
-}
-
-function maxOffset(a: string, b: string | undefined): string {
-  return b !== undefined && BigInt(b) > BigInt(a) ? b : a;
 }
 
 export class PartitionOwnership {

@@ -15,7 +15,13 @@ import type { GatewayClient } from '../upstream/gateway-client.ts';
 import { pause, unlessAborted } from './abortable.ts';
 import { Batcher } from './batcher.ts';
 import type { Command, CommandReaderOptions, ValidCommand } from './command.ts';
-import { Dispatcher, type LookupAnswer, type Outbound, type SendOutcome } from './dispatcher.ts';
+import {
+  Dispatcher,
+  type LookupAnswer,
+  type Outbound,
+  outcomeOfLookup,
+  type SendOutcome,
+} from './dispatcher.ts';
 import { readCommandGuarded } from './last-resort.ts';
 import { buildOutputRecords, errorText } from './output-records.ts';
 import { PartitionHandover } from './partition-handover.ts';
@@ -24,7 +30,7 @@ import { PartitionTransactions } from './partition-transactions.ts';
 import type { PauseReason, PipelineControl, PipelineState } from './pipeline-control.ts';
 import { type Result, sendResult, validationResult } from './result.ts';
 import { SendGate } from './send-gate.ts';
-import { isReconcilable, type SendIntent } from './send-intent.ts';
+import { isReconcilable, maxOffset, type SendIntent } from './send-intent.ts';
 
 export interface PipelineTopics {
   readonly commands: string;
@@ -94,10 +100,6 @@ export interface PipelineOptions {
 /** The offset `count` records past `offset`. */
 function ahead(offset: string, count: number): string {
   return (BigInt(offset) + BigInt(count)).toString();
-}
-
-function maxOffset(a: string, b: string | undefined): string {
-  return b !== undefined && BigInt(b) > BigInt(a) ? b : a;
 }
 
 type Lifecycle = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped';
@@ -446,17 +448,11 @@ export class Pipeline implements PipelineControl {
     const pending = commands.map((command) => {
       const offset = command.record.offset;
       const known = checked.get(offset);
-      if (known?.kind === 'sent') {
-        return Promise.resolve<SendOutcome>({
-          kind: 'reconciled',
-          record: known.record,
-          attempts: 1,
-        });
+      if (known) {
+        const settled = outcomeOfLookup(known, 1);
+        // Not known to the gateway: proven unsent, so it goes out without another lookup.
+        return settled ? Promise.resolve(settled) : this.#send(command, false, isCurrent);
       }
-      if (known?.kind === 'taken') {
-        return Promise.resolve<SendOutcome>({ kind: 'rejected', error: known.error, attempts: 1 });
-      }
-      if (known?.kind === 'unsent') return this.#send(command, false, isCurrent);
       const inDoubt = isInDoubt(offset);
       const earlier = ownership.takeCarried(partition, offset);
       if (!earlier) return this.#send(command, inDoubt, isCurrent);

@@ -27,6 +27,11 @@ export interface SendIntent {
 
 const PREFIX = 'ferry-intent:v1:';
 
+/** The later of two offsets (decimal strings); `b` may be absent. */
+export function maxOffset(a: string, b: string | undefined): string {
+  return b !== undefined && BigInt(b) > BigInt(a) ? b : a;
+}
+
 export function encodeSendIntent(intent: SendIntent): string {
   return `${PREFIX}${JSON.stringify(intent)}`;
 }
