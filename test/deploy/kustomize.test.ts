@@ -3,7 +3,22 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { variables } from '../../src/config/config.ts';
-import { type KubeObject, kustomizeBuild, parseYamlDocuments, repoRoot } from './external-tools.ts';
+import {
+  type KubeObject,
+  kustomizeBuild,
+  kustomizeBuildWith,
+  parseYamlDocuments,
+  repoRoot,
+} from './external-tools.ts';
+
+const BASE = 'deploy/k8s/base';
+const PRODUCTION = 'deploy/k8s/overlays/production';
+const MONITORING = 'deploy/k8s/components/monitoring';
+const KEDA = 'deploy/k8s/components/autoscaling-keda';
+const HPA = 'deploy/k8s/components/autoscaling-hpa';
+
+/** The API groups a plain cluster serves without any operator: what the base may use. */
+const BUILT_IN_API_VERSIONS = new Set(['v1', 'apps/v1', 'policy/v1', 'autoscaling/v2']);
 
 type Labels = Record<string, string>;
 
@@ -47,8 +62,15 @@ interface Rendered {
   all(kind: string): (KubeObject & { spec: Record<string, unknown> })[];
 }
 
-function render(dir: string): Rendered {
-  const objects = kustomizeBuild(dir);
+function render(dir: string, components: readonly string[] = [], extra = ''): Rendered {
+  const objects =
+    components.length === 0 && extra === ''
+      ? kustomizeBuild(dir)
+      : kustomizeBuildWith(dir, components, extra);
+  return wrap(dir, objects);
+}
+
+function wrap(dir: string, objects: KubeObject[]): Rendered {
   const all = (kind: string) =>
     objects.filter((object) => object.kind === kind) as (KubeObject & {
       spec: Record<string, unknown>;
@@ -81,7 +103,38 @@ function checkCommon(dir: string, rendered: Rendered): void {
   const podLabels = spec.template.metadata.labels;
   const pod = spec.template.spec;
   assert.ok(matches(spec.selector.matchLabels, podLabels), `${dir}: selector matches the pods`);
-  assert.equal(spec.replicas, undefined, `${dir}: the HPA owns the replica count`);
+  const autoscaled =
+    rendered.all('ScaledObject').length + rendered.all('HorizontalPodAutoscaler').length;
+  if (autoscaled > 0) {
+    assert.equal(autoscaled, 1, `${dir}: one autoscaler, never KEDA and an HPA together`);
+    assert.equal(spec.replicas, undefined, `${dir}: the autoscaler owns the replica count`);
+  } else {
+    assert.ok((spec.replicas ?? 1) >= 2, `${dir}: two pods at least, so the PDB lets a node drain`);
+  }
+
+  // Spread over zones and nodes; never Pending for want of a zone.
+  const spread =
+    (
+      pod as {
+        topologySpreadConstraints?: {
+          topologyKey: string;
+          whenUnsatisfiable: string;
+          labelSelector: { matchLabels: Labels };
+        }[];
+      }
+    ).topologySpreadConstraints ?? [];
+  assert.deepEqual(
+    spread.map((constraint) => constraint.topologyKey).sort(),
+    ['kubernetes.io/hostname', 'topology.kubernetes.io/zone'],
+    `${dir}: spread over nodes and zones`,
+  );
+  for (const constraint of spread) {
+    assert.ok(
+      matches(constraint.labelSelector.matchLabels, podLabels),
+      `${dir}: spread selects the pods`,
+    );
+    assert.equal(constraint.whenUnsatisfiable, 'ScheduleAnyway');
+  }
 
   // Configuration: the generated ConfigMap and the Secret are what the pods read.
   const configMap = rendered.one('ConfigMap');
@@ -170,11 +223,77 @@ function checkCommon(dir: string, rendered: Rendered): void {
     );
   }
 
-  // PodDisruptionBudget, HPA bounded by partitions.
+  // PodDisruptionBudget.
   const pdb = rendered.one('PodDisruptionBudget');
   const pdbSpec = pdb.spec as { selector: { matchLabels: Labels }; maxUnavailable?: number };
   assert.ok(matches(pdbSpec.selector.matchLabels, podLabels), 'the PDB selects the pods');
   assert.equal(pdbSpec.maxUnavailable, 1);
+
+  for (const object of rendered.objects) {
+    assert.equal(object.metadata.labels?.['app.kubernetes.io/part-of'], 'ferry', object.kind);
+  }
+}
+
+/** The generated ConfigMap's data: ferry's configuration in this rendering. */
+function configOf(rendered: Rendered): Labels {
+  return (rendered.one('ConfigMap') as unknown as { data: Labels }).data;
+}
+
+/** components/monitoring: the ServiceMonitor scrapes /metrics on the http Service. */
+function checkMonitoring(dir: string, rendered: Rendered): void {
+  const monitor = rendered.one('ServiceMonitor').spec as {
+    selector: { matchLabels: Labels };
+    endpoints: { port: string; path: string }[];
+  };
+  const httpService = rendered.one('Service', 'ferry');
+  const grpcService = rendered.one('Service', 'ferry-grpc');
+  assert.ok(matches(monitor.selector.matchLabels, httpService.metadata.labels), dir);
+  assert.ok(!matches(monitor.selector.matchLabels, grpcService.metadata.labels), dir);
+  assert.deepEqual(
+    monitor.endpoints.map((e) => [e.port, e.path]),
+    [['http', '/metrics']],
+  );
+  rendered.one('PrometheusRule');
+}
+
+/**
+ * components/autoscaling-keda: a Kafka lag trigger on exactly the brokers, group and topic
+ * ferry uses, and at most one pod per partition of the commands topic.
+ */
+function checkKeda(dir: string, rendered: Rendered): void {
+  const config = configOf(rendered);
+  const deployment = rendered.one('Deployment', 'ferry');
+  const scaled = rendered.one('ScaledObject', 'ferry').spec as {
+    scaleTargetRef: { apiVersion: string; kind: string; name: string };
+    minReplicaCount: number;
+    maxReplicaCount: number;
+    triggers: { type: string; metadata: Labels }[];
+  };
+  assert.deepEqual(scaled.scaleTargetRef, {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    name: deployment.metadata.name,
+  });
+  assert.ok(scaled.minReplicaCount >= 2, `${dir}: two pods at least, so the PDB lets a node drain`);
+  assert.equal(
+    scaled.maxReplicaCount,
+    Number(config.FERRY_TOPIC_PARTITIONS),
+    `${dir}: maxReplicaCount is the partition count`,
+  );
+  assert.equal(scaled.triggers.length, 1);
+  const [trigger] = scaled.triggers;
+  assert.equal(trigger?.type, 'kafka');
+  assert.deepEqual(
+    [trigger?.metadata.bootstrapServers, trigger?.metadata.consumerGroup, trigger?.metadata.topic],
+    [config.FERRY_KAFKA_BROKERS, config.FERRY_KAFKA_GROUP, config.FERRY_TOPIC_COMMANDS],
+    `${dir}: KEDA reads the lag of ferry's own group and topic`,
+  );
+  assert.ok(Number(trigger?.metadata.lagThreshold) > 0, `${dir}: lagThreshold`);
+  assert.equal(trigger?.metadata.allowIdleConsumers, 'false');
+}
+
+/** components/autoscaling-hpa: CPU, bounded by the partition count like KEDA. */
+function checkHpa(dir: string, rendered: Rendered): void {
   const hpa = rendered.one('HorizontalPodAutoscaler').spec as {
     scaleTargetRef: { kind: string; name: string };
     minReplicas: number;
@@ -182,43 +301,65 @@ function checkCommon(dir: string, rendered: Rendered): void {
   };
   assert.deepEqual(
     [hpa.scaleTargetRef.kind, hpa.scaleTargetRef.name],
-    ['Deployment', deployment.metadata.name],
+    ['Deployment', rendered.one('Deployment').metadata.name],
   );
   assert.ok(hpa.minReplicas >= 2, 'two pods at least, so the PDB lets a node drain');
-  assert.ok(
-    hpa.maxReplicas <= Number(config.FERRY_TOPIC_PARTITIONS),
-    `${dir}: maxReplicas ${hpa.maxReplicas} <= partitions ${config.FERRY_TOPIC_PARTITIONS}`,
-  );
-
-  // Monitoring: the ServiceMonitor scrapes /metrics on the http Service's http port.
-  const monitor = rendered.one('ServiceMonitor').spec as {
-    selector: { matchLabels: Labels };
-    endpoints: { port: string; path: string }[];
-  };
-  assert.ok(matches(monitor.selector.matchLabels, httpService.metadata.labels));
-  assert.ok(!matches(monitor.selector.matchLabels, grpcService.metadata.labels));
-  assert.deepEqual(
-    monitor.endpoints.map((e) => [e.port, e.path]),
-    [['http', '/metrics']],
-  );
-  rendered.one('PrometheusRule');
-
-  for (const object of rendered.objects) {
-    assert.equal(object.metadata.labels?.['app.kubernetes.io/part-of'], 'ferry', object.kind);
-  }
+  assert.equal(hpa.maxReplicas, Number(configOf(rendered).FERRY_TOPIC_PARTITIONS), dir);
 }
 
-test('the base renders and passes the checks', () => {
-  const rendered = render('deploy/k8s/base');
+test('the base renders only built-in kinds, so it applies to a plain cluster', () => {
+  const rendered = render(BASE);
   checkCommon('base', rendered);
+  for (const object of rendered.objects) {
+    assert.ok(
+      BUILT_IN_API_VERSIONS.has(object.apiVersion),
+      `base: ${object.kind} ${object.apiVersion} needs an operator: move it to a component`,
+    );
+  }
+  assert.deepEqual(rendered.all('HorizontalPodAutoscaler'), [], 'autoscaling is opt-in');
   const container = (rendered.one('Deployment').spec as { template: { spec: PodSpec } }).template
     .spec.containers[0];
   assert.equal(container?.image, 'ferry:latest');
 });
 
+test('each component renders on top of the base', () => {
+  const monitoring = render(BASE, [MONITORING]);
+  checkCommon('base+monitoring', monitoring);
+  checkMonitoring('base+monitoring', monitoring);
+
+  const keda = render(BASE, [KEDA]);
+  checkCommon('base+autoscaling-keda', keda);
+  checkKeda('base+autoscaling-keda', keda);
+
+  const hpa = render(BASE, [HPA]);
+  checkCommon('base+autoscaling-hpa', hpa);
+  checkHpa('base+autoscaling-hpa', hpa);
+});
+
+test('the replica maximum follows FERRY_TOPIC_PARTITIONS, changed in one place', () => {
+  // An overlay that only changes the partition count (and the Kafka address and group).
+  const overlay = [
+    'configMapGenerator:',
+    '  - name: ferry-config',
+    '    behavior: merge',
+    '    literals:',
+    '      - FERRY_TOPIC_PARTITIONS=9',
+    '      - FERRY_KAFKA_BROKERS=b-1.example:9093,b-2.example:9093',
+    '      - FERRY_KAFKA_GROUP=ferry-blue',
+  ].join('\n');
+  const keda = render(BASE, [KEDA], overlay);
+  checkKeda('partitions=9 with KEDA', keda);
+  assert.equal((keda.one('ScaledObject').spec as { maxReplicaCount: number }).maxReplicaCount, 9);
+  const hpa = render(BASE, [HPA], overlay);
+  assert.equal((hpa.one('HorizontalPodAutoscaler').spec as { maxReplicas: number }).maxReplicas, 9);
+});
+
 test('the production overlay renders and passes the checks', () => {
-  const rendered = render('deploy/k8s/overlays/production');
+  const rendered = render(PRODUCTION);
   checkCommon('production', rendered);
+  checkMonitoring('production', rendered);
+  checkKeda('production', rendered);
+  assert.equal(configOf(rendered).FERRY_TOPIC_PARTITIONS, '12');
   for (const object of rendered.objects) {
     if (object.kind === 'Namespace') continue;
     assert.equal(object.metadata.namespace, 'ferry', `${object.kind} ${object.metadata.name}`);
@@ -227,9 +368,6 @@ test('the production overlay renders and passes the checks', () => {
   assert.equal(namespace.metadata.labels?.['pod-security.kubernetes.io/enforce'], 'restricted');
   const pod = (rendered.one('Deployment').spec as { template: { spec: PodSpec } }).template.spec;
   assert.match(pod.containers[0]?.image ?? '', /^[\w.-]+(\/[\w.-]+)+:\d+\.\d+\.\d+$/);
-  assert.ok(
-    (pod as unknown as { topologySpreadConstraints?: unknown[] }).topologySpreadConstraints?.length,
-  );
   for (const kind of ['ServiceMonitor', 'PrometheusRule']) {
     assert.ok(rendered.one(kind).metadata.labels?.release, `${kind} has the release label`);
   }
@@ -255,7 +393,7 @@ test('the Secret template holds the three secrets and nothing renders it', () =>
     'FERRY_CALLBACK_TOKEN',
   ]);
   for (const key of Object.keys(secret.stringData)) assert.ok(key in variables, key);
-  for (const dir of ['deploy/k8s/base', 'deploy/k8s/overlays/production']) {
+  for (const dir of [BASE, PRODUCTION]) {
     assert.equal(render(dir).all('Secret').length, 0, `${dir} renders no Secret`);
   }
 });
