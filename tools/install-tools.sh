@@ -175,6 +175,7 @@ install_kube_schemas() {
   # shellcheck disable=SC2064 # expand now: the folder is local to this function
   trap "rm -rf '$work'" RETURN
 
+  if ! python3 -m pip --version >/dev/null 2>&1; then apt_install "pip" python3-pip; fi
   python3 -m pip download --quiet --no-deps --dest "$work" "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION" ||
     die "pip download kubernetes-validate==$KUBERNETES_VALIDATE_VERSION failed"
   local source="kubernetes_validate/kubernetes-json-schema/v$KUBE_SCHEMA_VERSION-local-strict"
