@@ -69,6 +69,8 @@ test('the production overlay renders and passes the checks', () => {
   checkMonitoring('production', rendered);
   checkKeda('production', rendered);
   assert.equal(configOf(rendered).FERRY_TOPIC_PARTITIONS, '12');
+  const scaled = rendered.one('ScaledObject').spec as { minReplicaCount: number };
+  assert.equal(scaled.minReplicaCount, 3, 'production: one pod per zone at least');
   for (const object of rendered.objects) {
     if (object.kind === 'Namespace') continue;
     assert.equal(object.metadata.namespace, 'ferry', `${object.kind} ${object.metadata.name}`);
