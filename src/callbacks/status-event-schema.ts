@@ -30,7 +30,7 @@ export function statusEventSchema(): JsonSchema {
     // The record key: a callback none of these fields identifies is refused (400).
     anyOf: keyFields.map((field) => ({
       required: [field],
-      properties: { [field]: { minLength: 1 } },
+      properties: { [field]: { type: 'string', minLength: 1 } },
     })),
   };
 }

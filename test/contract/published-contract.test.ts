@@ -33,6 +33,12 @@ test('schemas/ is what `make contract` makes from the code and examples/ (run it
   }
 });
 
+test('every schema file compiles in Ajv strict mode (draft 2020-12)', async () => {
+  const schemas = await loadPublishedSchemas();
+  assert.ok(schemas.paths.length >= 26, `${schemas.paths.length} schema files`);
+  for (const path of schemas.paths) assert.equal(typeof schemas.validator(path), 'function', path);
+});
+
 test('a rule option the generator does not know fails generation instead of vanishing from the schema', () => {
   assert.throws(
     () => ruleSchema({ kind: 'string', maxLength: 5 } as never),

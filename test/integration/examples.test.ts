@@ -1,12 +1,15 @@
 /**
  * Every example of examples/ goes through a real ferry, broker and emulator, and gets the
- * result (and dead letter) its file says; every record ferry writes here also passes the
- * published schemas, checked by Ajv.
+ * result (and dead letter) its file says; every record ferry writes here (results, dead
+ * letters, and the status events of the emulator's callbacks) also passes the published
+ * schemas, checked by Ajv.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { hookOperationTypes, type OperationType } from '../../src/contract/index.ts';
 import type { OutboundRecord } from '../../src/kafka/kafka-client.ts';
 import { type CommandExample, loadExamples } from '../../tools/contract/examples.ts';
+import { freePort } from '../../tools/kafka/broker.ts';
 import {
   produce,
   type ReadRecord,
@@ -95,8 +98,20 @@ test('every example command gets the result its file expects, and every record f
   const validResult = schemas.validator('result.schema.json');
   const validDeadLetterHeaders = schemas.validator('dead-letter.headers.schema.json');
 
-  const emulator = await startEmulator(t);
-  const ferry = await startFerry(t, emulator);
+  // Callbacks on: ferry injects its hook into sends, and the emulator's notification address
+  // (where `pipeline` statuses go) is ferry's callback route, on a port chosen beforehand.
+  const httpPort = await freePort();
+  const publicUrl = `http://127.0.0.1:${httpPort}`;
+  const token = 'examples-callback-token';
+  const emulator = await startEmulator(t, {
+    notificationUrl: `${publicUrl}/callbacks/${token}`,
+    knobs: { callbackDelayMs: 20 },
+  });
+  const ferry = await startFerry(t, emulator, {
+    FERRY_HTTP_PORT: String(httpPort),
+    FERRY_CALLBACK_PUBLIC_URL: publicUrl,
+    FERRY_CALLBACK_TOKEN: token,
+  });
   let results: ReadRecord[] = [];
   let produced = 0;
   for (const wave of waves(examples)) {
@@ -136,5 +151,27 @@ test('every example command gets the result its file expects, and every record f
       `${example.name}: ${JSON.stringify(validDeadLetterHeaders.errors)}`,
     );
     assert.equal(letter.record.value?.toString('utf8') ?? '', record('', example).value);
+  }
+
+  // Every message sent with a hook (or, for `pipeline`, to the notification address) gets
+  // its delivery callback as a status event keyed by the command's id.
+  const validateStatusEvent = schemas.validator('status-event.schema.json');
+  const hooked = examples.filter((example) => {
+    const type = (example.command as { type?: unknown } | undefined)?.type as OperationType;
+    return example.kind === 'valid' && (hookOperationTypes.has(type) || type === 'pipeline');
+  });
+  assert.ok(hooked.length >= 7, 'the sends with callbacks');
+  const events = await readRecords(t, ferry.topics.status, hooked.length, { settleMs: 2000 });
+  for (const example of hooked) {
+    assert.ok(
+      events.some((event) => event.key === example.key),
+      `${example.name}: a status event keyed ${example.key}`,
+    );
+  }
+  for (const event of events) {
+    assert.ok(
+      validateStatusEvent(event.value),
+      `${event.key}: ${JSON.stringify(event.value)} ${JSON.stringify(validateStatusEvent.errors)}`,
+    );
   }
 });
