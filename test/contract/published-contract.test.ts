@@ -185,3 +185,11 @@ test("ferry's validator and Ajv with the published schema agree on thousands of 
   assert.ok(checked > 10_000, `${checked} variations`);
   assert.deepEqual(disagreements.slice(0, 10), []);
 });
+
+test('the documented disagreement holds: an unescaped space in a URL passes ferry and fails the schema', async () => {
+  const schemas = await loadPublishedSchemas();
+  const command = schemas.validator('command.schema.json');
+  const rcs = { ...validOperations.rcs, rcs_image: 'https://cdn.example.com/a b.png' };
+  assert.equal(validateOperation(rcs).ok, true);
+  assert.equal(command(rcs), false);
+});

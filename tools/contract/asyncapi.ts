@@ -33,20 +33,54 @@ const exampleSource = {
   'ferry-source-offset': '42',
 };
 
-/** A status event as a `sms` delivery callback makes it (docs/callbacks.md). */
-const statusEventExample = {
-  name: 'sms-delivered',
-  summary: 'The delivery callback of the sms example',
-  payload: {
-    id: '1007',
-    msg_id: '3f7a9c1e',
-    type: 'sms',
-    status: 'DELIVERED',
-    success: true,
-    updated: '2026-11-23T19:20:05+00:00',
-    received_at: '2026-11-23T19:20:05.512Z',
+/** Status events as docs/callbacks.md shows them: a delivery, a Viber reply, a refused async request. */
+const statusEventExamples = [
+  {
+    name: 'sms-delivered',
+    summary: 'The delivery callback of the sms example, keyed 1007',
+    payload: {
+      success: true,
+      id: '1007',
+      msg_id: '1795462098499007',
+      type: 'sms',
+      status: 'DELIVERED',
+      updated: '2026-11-23T19:28:24+00:00',
+      received_at: '2026-11-23T19:28:24.512Z',
+    },
   },
-};
+  {
+    name: 'viber-reply',
+    summary: 'A Viber 2 Way reply with an attachment, keyed 2001',
+    payload: {
+      success: true,
+      id: '2001',
+      msg_id: '9001',
+      type: 'viber',
+      status: 'REPLIED',
+      updated: '2024-05-01T10:00:00+02:00',
+      replies: [
+        { datetime: '2024-05-01T10:00:01+02:00', message: 'Yes' },
+        {
+          datetime: '2024-05-01T10:00:02+02:00',
+          media: { url: 'https://media.example/r/1.jpg', filename: '1.jpg', filesize: 12345 },
+        },
+      ],
+      received_at: '2024-05-01T08:00:02.511Z',
+    },
+  },
+  {
+    name: 'async-rejected',
+    summary: 'A refused async request: no id, keyed by its request_id',
+    payload: {
+      success: false,
+      status: 'REJECTED',
+      error: 'Insufficient balance',
+      updated: '2024-05-01T10:00:00+00:00',
+      request_id: 'req-abc',
+      received_at: '2024-05-01T10:00:00.120Z',
+    },
+  },
+];
 
 function commandExamples(examples: readonly CommandExample[]): JsonSchema[] {
   return examples
@@ -221,7 +255,7 @@ export function asyncApiDocument(version: string, examples: readonly CommandExam
           bindings: keyBinding(
             "The callback's `id` (the client's message id), else `msg_id`, else `request_id`.",
           ),
-          examples: [statusEventExample],
+          examples: statusEventExamples,
         },
         deadLetter: {
           name: 'deadLetter',
