@@ -3,8 +3,33 @@
  * the status callback as the gateway sent it, derived from the same rule table that admits
  * callbacks (src/contract/status-callback.ts), plus the field ferry adds.
  */
-import { type JsonSchema, statusCallbackSchema } from '../contract/json-schema.ts';
+import {
+  type JsonSchema,
+  statusCallbackSchema,
+  withDescriptions,
+} from '../contract/json-schema.ts';
 import { keyFields } from './status-event.ts';
+
+/** What each callback field means (docs/callbacks.md; gateway-api.md, Status callbacks). */
+const meanings: Readonly<Record<string, string>> = {
+  success: 'True when the message was delivered or read.',
+  id: "The client's message id: the command's `id`, as a string.",
+  msg_id: "The gateway's message id.",
+  type: 'The channel: `sms`, `viber`, `voice`, `rcs`, or another the gateway adds.',
+  status: 'The message state: `DELIVERED`, `READ`, `REPLIED`, `REJECTED`, …',
+  error: 'Why the message was rejected.',
+  updated: 'When the message reached this state.',
+  reply: 'The digit the recipient entered (DTMF), for voice calls.',
+  duration: 'The call duration in seconds, for voice calls.',
+  request_id: 'The `request_id` of the async request that queued the message.',
+  replies: 'The replies to a Viber 2 Way message.',
+  'replies.datetime': 'When the reply came.',
+  'replies.message': 'The reply text; absent for an attachment alone.',
+  'replies.media': 'The attachment of the reply.',
+  'replies.media.url': 'Where the attachment is.',
+  'replies.media.filename': 'The file name of the attachment.',
+  'replies.media.filesize': 'The size of the attachment in bytes.',
+};
 
 /** The schema of a `ferry.status` record value. */
 export function statusEventSchema(): JsonSchema {
@@ -18,7 +43,10 @@ export function statusEventSchema(): JsonSchema {
       'Callbacks that fail these rules are answered 400 and never become events.',
     ...callback,
     properties: {
-      ...(callback.properties as object),
+      ...withDescriptions(
+        callback.properties as Record<string, JsonSchema>,
+        (path) => meanings[path],
+      ),
       received_at: {
         type: 'string',
         format: 'date-time',

@@ -199,3 +199,37 @@ export function operationSchemas(): ReadonlyMap<OperationType, JsonSchema> {
 export function statusCallbackSchema(): JsonSchema {
   return objectSchema(statusCallbackRules);
 }
+
+/** A description followed by the rule's own, when both exist. */
+export function joined(first: string | undefined, second: unknown): string | undefined {
+  const rest = typeof second === 'string' ? second : undefined;
+  if (first === undefined) return rest;
+  return rest === undefined ? first : `${first} ${rest}`;
+}
+
+/**
+ * A copy of `properties` with what each field means (`meaning` of its path, `a.b` for nested
+ * fields, array items included) put in front of its rule's own description.
+ */
+export function withDescriptions(
+  properties: Readonly<Record<string, JsonSchema>>,
+  meaning: (path: string) => string | undefined,
+  prefix = '',
+): Record<string, JsonSchema> {
+  const out: Record<string, JsonSchema> = {};
+  for (const [name, schema] of Object.entries(properties)) {
+    const path = `${prefix}${name}`;
+    const copy: JsonSchema = { ...schema };
+    const description = joined(meaning(path), schema.description);
+    if (description !== undefined) copy.description = description;
+    const nested = schema.items === undefined ? schema : (schema.items as JsonSchema);
+    if (nested.properties !== undefined) {
+      const inner = nested.properties as Record<string, JsonSchema>;
+      const described = withDescriptions(inner, meaning, `${path}.`);
+      if (nested === schema) copy.properties = described;
+      else copy.items = { ...nested, properties: described };
+    }
+    out[name] = copy;
+  }
+  return out;
+}

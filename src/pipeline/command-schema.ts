@@ -4,7 +4,13 @@
  * (src/contract/json-schema.ts), plus what ferry itself adds when it reads a record
  * (command.ts): the id bound and the rules a schema cannot state, in words.
  */
-import { type JsonSchema, operationSchema } from '../contract/json-schema.ts';
+import { fieldDescriptions } from '../contract/field-descriptions.ts';
+import {
+  type JsonSchema,
+  joined,
+  operationSchema,
+  withDescriptions,
+} from '../contract/json-schema.ts';
 import { type OperationType, operationTypes } from '../contract/operation-types.ts';
 
 /** What each operation type does, in a line (docs/gateway-api.md, Operations). */
@@ -59,14 +65,19 @@ const idBound = {
 /** The schema of a command of one operation type. */
 export function commandSchema(type: OperationType): JsonSchema {
   const schema = operationSchema(type);
-  const properties = { ...(schema.properties as Record<string, JsonSchema>) };
+  const properties = withDescriptions(
+    schema.properties as Record<string, JsonSchema>,
+    (path) => fieldDescriptions[`${type}:${path}`] ?? fieldDescriptions[path],
+  );
   const id = properties.id;
   if (id !== undefined && id.type === 'number') {
     properties.id = {
       ...id,
       ...idBound,
-      description:
-        "The client's message id: the record key should be `String(id)`. ferry refuses ids beyond 2^53 - 1 (JSON parsers lose their digits) and looks messages up by it after a lost answer, so it must be unique.",
+      description: joined(
+        id.description as string | undefined,
+        'The record key should be `String(id)`. ferry refuses ids beyond 2^53 - 1 (JSON parsers lose their digits) and looks messages up by id after a lost answer, so keep it unique.',
+      ),
     };
   }
   return {
@@ -93,7 +104,13 @@ export function anyCommandSchema(refOf: (type: OperationType) => string): JsonSc
     ].join('\n'),
     type: 'object',
     required: ['type'],
-    properties: { type: { type: 'string', enum: [...operationTypes] } },
+    properties: {
+      type: {
+        type: 'string',
+        enum: [...operationTypes],
+        description: 'The operation type: it picks the schema the rest of the command follows.',
+      },
+    },
     oneOf: operationTypes.map((type) => ({ $ref: refOf(type) })),
   };
 }

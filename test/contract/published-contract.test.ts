@@ -13,6 +13,7 @@ import { ruleSchema } from '../../src/contract/json-schema.ts';
 import { operationSlug } from '../../src/pipeline/command-schema.ts';
 import { contractFiles, SCHEMAS_DIR } from '../../tools/contract/contract-files.ts';
 import { examplesDir, loadExamples, repoRoot } from '../../tools/contract/examples.ts';
+import { schemaFiles } from '../../tools/contract/schema-files.ts';
 import { validOperations } from '../fixtures/operations.ts';
 import { loadPublishedSchemas } from '../helpers/published-schemas.ts';
 
@@ -37,6 +38,21 @@ test('every schema file compiles in Ajv strict mode (draft 2020-12)', async () =
   const schemas = await loadPublishedSchemas();
   assert.ok(schemas.paths.length >= 26, `${schemas.paths.length} schema files`);
   for (const path of schemas.paths) assert.equal(typeof schemas.validator(path), 'function', path);
+});
+
+/** Paths of the properties of a schema that have no description, nested ones too. */
+function undescribed(schema: Record<string, unknown>, prefix: string): string[] {
+  const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
+  return Object.entries(properties).flatMap(([name, inner]) => {
+    const own = typeof inner.description === 'string' ? [] : [`${prefix}${name}`];
+    const nested = (inner.items ?? inner) as Record<string, unknown>;
+    return [...own, ...undescribed(nested, `${prefix}${name}.`)];
+  });
+}
+
+test('every field of every published command and record schema says what it means', () => {
+  const missing = schemaFiles().flatMap((file) => undescribed(file.schema, `${file.path}: `));
+  assert.deepEqual(missing, []);
 });
 
 test('a rule option the generator does not know fails generation instead of vanishing from the schema', () => {
