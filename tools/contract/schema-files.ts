@@ -15,7 +15,7 @@ import {
   commandHeadersSchema,
   deadLetterHeadersSchema,
   outputHeadersSchema,
-} from '../../src/pipeline/dead-letter-schema.ts';
+} from '../../src/pipeline/headers-schema.ts';
 import { resultSchema } from '../../src/pipeline/result-schema.ts';
 
 /**
