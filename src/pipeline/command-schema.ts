@@ -53,6 +53,8 @@ export const rulesBeyondSchema = [
   'URL fields are checked with the WHATWG URL parser after an http:// or https:// prefix test; `format: uri` (RFC 3986) disagrees with it on rare inputs such as unescaped spaces or non-ASCII characters.',
   'The `ferry-transport` header must name an endpoint this deployment has configured (FERRY_ASYNC_BASE_URL for async).',
   "Numeric ids must be at most 2^53 - 1 in magnitude: larger numbers lose digits in JSON parsers, ferry's too, so a parser may round one into range before a schema sees it.",
+  'Phone numbers are not normalised: a phone is the JSON integer the gateway takes, and `"+79001234567"` is refused, not repaired.',
+  'The record key is not checked; results and dead letters copy it, so keep it `String(id)` to correlate them.',
   'The gateway checks more than ferry does: a sender name must be registered (`Error in Alpha-name`), the balance must cover the send, and fields it does not document are its business alone.',
 ] as const;
 
