@@ -28,7 +28,7 @@ export type JsonSchema = { [keyword: string]: unknown };
  */
 const HTTP_URL_PATTERN = '^[Hh][Tt][Tt][Pp][Ss]?://';
 
-/** The properties each rule kind may carry; anything else is an option this file ignores. */
+/** The properties each rule kind may carry; any other is an option this file would ignore, so generation stops. */
 const knownRuleProperties: { readonly [K in AnyRule['kind']]: readonly string[] } = {
   string: [],
   number: [],

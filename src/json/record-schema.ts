@@ -6,9 +6,9 @@
  * (schemas/) therefore cannot drift apart silently.
  */
 import type { IsOptional, KnownKeys } from '../contract/field-rules.ts';
+import type { JsonSchema } from '../contract/json-schema.ts';
 
-/** A JSON Schema object as plain JSON data. */
-export type JsonSchema = { [keyword: string]: unknown };
+export type { JsonSchema } from '../contract/json-schema.ts';
 
 /** The JSON Schema `type` names that fit a TypeScript type `V`. */
 type JsonTypeOf<V> = [V] extends [boolean]

@@ -87,5 +87,16 @@ async function loadFolder(folder: string, kind: CommandExample['kind']): Promise
 
 /** Every example, valid ones first, each folder in file-name order. */
 export async function loadExamples(): Promise<CommandExample[]> {
-  return [...(await loadFolder('commands', 'valid')), ...(await loadFolder('invalid', 'invalid'))];
+  const examples = [
+    ...(await loadFolder('commands', 'valid')),
+    ...(await loadFolder('invalid', 'invalid')),
+  ];
+  const names = new Set(examples.map((example) => example.name));
+  if (names.size !== examples.length) throw new Error('examples: a file name is used twice');
+  for (const example of examples) {
+    if (example.after !== undefined && !names.has(example.after)) {
+      throw new Error(`examples/${example.name}: after names no example (${example.after})`);
+    }
+  }
+  return examples;
 }
