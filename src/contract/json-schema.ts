@@ -101,7 +101,8 @@ export function ruleSchema(rule: AnyRule): JsonSchema {
     case 'date_time':
       return {
         type: 'string',
-        pattern: DATE_TIME.source,
+        // `[0-9]`, not `\d`: some engines (Python's) match any Unicode digit with `\d`.
+        pattern: DATE_TIME.source.replaceAll('\\d', '[0-9]'),
         description:
           'An ISO 8601 date-time with a UTC offset (`Z`, `±hh`, `±hhmm` or `±hh:mm`); seconds may be left out.',
       };

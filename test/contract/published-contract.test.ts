@@ -51,7 +51,7 @@ function undescribed(schema: Record<string, unknown>, prefix: string): string[] 
 }
 
 test('every field of every published command and record schema says what it means', () => {
-  const missing = schemaFiles().flatMap((file) => undescribed(file.schema, `${file.path}: `));
+  const missing = schemaFiles().flatMap((file) => undescribed(file.standalone, `${file.path}: `));
   assert.deepEqual(missing, []);
 });
 

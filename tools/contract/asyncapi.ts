@@ -5,7 +5,7 @@
  */
 import type { JsonSchema } from '../../src/json/record-schema.ts';
 import type { CommandExample } from './examples.ts';
-import { rewriteRefs, type SchemaFile, schemaFiles } from './schema-files.ts';
+import { type SchemaFile, schemaFiles } from './schema-files.ts';
 
 const KAFKA_BINDING_VERSION = '0.5.0';
 
@@ -120,17 +120,9 @@ function deadLetterExamples(examples: readonly CommandExample[]): JsonSchema[] {
   );
 }
 
-/** The component schemas: every schema file, `$ref`s pointing at components instead of files. */
+/** The component schemas: every schema file, as the document embeds it. */
 function componentSchemas(files: readonly SchemaFile[]): Record<string, JsonSchema> {
-  const byPath = new Map(files.map((file) => [file.path, file.component]));
-  const toComponent = (ref: string): string => {
-    const component = byPath.get(ref);
-    if (component === undefined) throw new Error(`asyncapi: no schema file ${ref}`);
-    return `#/components/schemas/${component}`;
-  };
-  return Object.fromEntries(
-    files.map((file) => [file.component, rewriteRefs(file.schema, toComponent)]),
-  );
+  return Object.fromEntries(files.map((file) => [file.component, file.embedded]));
 }
 
 /** The AsyncAPI 3.0 document of ferry's topics. */

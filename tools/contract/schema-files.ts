@@ -19,17 +19,22 @@ import {
 import { resultSchema } from '../../src/pipeline/result-schema.ts';
 
 /**
- * The base of every schema's `$id`: an identifier that lets the files refer to each other
- * by relative paths, not an address they are served from (they live in this repository).
+ * The base of every schema's `$id`: an identifier, not an address the files are served from
+ * (they live in this repository).
  */
 export const SCHEMA_ID_BASE = 'https://ferry.example.com/schemas/';
 export const DRAFT_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
 
-/** A schema of schemas/: its path under schemas/, its name in the AsyncAPI components, and its body. */
+/**
+ * A schema of schemas/: its path there, its name among the AsyncAPI components, its body as
+ * the AsyncAPI document embeds it (references point at other components), and its body as
+ * its own file (self-contained: references stay inside the file, under `$defs`).
+ */
 export interface SchemaFile {
   readonly path: string;
   readonly component: string;
-  readonly schema: JsonSchema;
+  readonly embedded: JsonSchema;
+  readonly standalone: JsonSchema;
 }
 
 /** Path under schemas/ of an operation type's command schema. */
@@ -37,71 +42,49 @@ export function commandSchemaPath(type: OperationType): string {
   return `commands/${operationSlug(type)}.schema.json`;
 }
 
-/** Every schema, with `$ref`s between them as paths relative to schemas/. */
+/** The AsyncAPI component name of an operation type's command schema. */
+function commandComponent(type: OperationType): string {
+  return `command.${operationSlug(type)}`;
+}
+
+/** A schema without references: the same in the AsyncAPI document and in its file. */
+function plain(path: string, component: string, schema: JsonSchema): SchemaFile {
+  return { path, component, embedded: schema, standalone: schema };
+}
+
+/**
+ * Every schema. The command schema's file carries every operation type's schema under
+ * `$defs` rather than referring to the other files: a reference within one document
+ * resolves the same in every validator, while references between files depend on how
+ * each tool resolves relative `$id`s (an old Python resolver, for one, gets them wrong).
+ */
 export function schemaFiles(): SchemaFile[] {
   return [
     {
       path: 'command.schema.json',
       component: 'command',
-      schema: anyCommandSchema(commandSchemaPath),
+      embedded: anyCommandSchema((type) => `#/components/schemas/${commandComponent(type)}`),
+      standalone: {
+        ...anyCommandSchema((type) => `#/$defs/${operationSlug(type)}`),
+        $defs: Object.fromEntries(
+          operationTypes.map((type) => [operationSlug(type), commandSchema(type)]),
+        ),
+      },
     },
-    ...operationTypes.map((type) => ({
-      path: commandSchemaPath(type),
-      component: `command.${operationSlug(type)}`,
-      schema: commandSchema(type),
-    })),
-    {
-      path: 'command.headers.schema.json',
-      component: 'commandHeaders',
-      schema: commandHeadersSchema,
-    },
-    { path: 'result.schema.json', component: 'result', schema: resultSchema },
-    { path: 'status-event.schema.json', component: 'statusEvent', schema: statusEventSchema() },
-    {
-      path: 'output.headers.schema.json',
-      component: 'outputHeaders',
-      schema: outputHeadersSchema,
-    },
-    {
-      path: 'dead-letter.headers.schema.json',
-      component: 'deadLetterHeaders',
-      schema: deadLetterHeadersSchema,
-    },
+    ...operationTypes.map((type) =>
+      plain(commandSchemaPath(type), commandComponent(type), commandSchema(type)),
+    ),
+    plain('command.headers.schema.json', 'commandHeaders', commandHeadersSchema),
+    plain('result.schema.json', 'result', resultSchema),
+    plain('status-event.schema.json', 'statusEvent', statusEventSchema()),
+    plain('output.headers.schema.json', 'outputHeaders', outputHeadersSchema),
+    plain('dead-letter.headers.schema.json', 'deadLetterHeaders', deadLetterHeadersSchema),
   ];
 }
 
-/**
- * A schema as its own draft 2020-12 document: `$schema`, an `$id` under SCHEMA_ID_BASE, and
- * `$ref`s resolved relative to it (`commands/sms.schema.json` from the command schema).
- */
+/** A schema as its own draft 2020-12 document: `$schema` and an `$id` under SCHEMA_ID_BASE. */
 export function standaloneSchema(file: SchemaFile): JsonSchema {
-  const refs = relativeRefs(file.path);
-  return {
-    $schema: DRAFT_2020_12,
-    $id: `${SCHEMA_ID_BASE}${file.path}`,
-    ...rewriteRefs(file.schema, refs),
-  };
-}
-
-/** Turns paths relative to schemas/ into paths relative to the folder of `fromPath`. */
-function relativeRefs(fromPath: string): (ref: string) => string {
-  const depth = fromPath.split('/').length - 1;
-  return (ref) => `${'../'.repeat(depth)}${ref}`;
-}
-
-/** A copy of `value` with every `$ref` passed through `map`. */
-export function rewriteRefs(value: JsonSchema, map: (ref: string) => string): JsonSchema {
-  return rewrite(value, map) as JsonSchema;
-}
-
-function rewrite(value: unknown, map: (ref: string) => string): unknown {
-  if (Array.isArray(value)) return value.map((item) => rewrite(item, map));
-  if (typeof value !== 'object' || value === null) return value;
-  const copy: Record<string, unknown> = {};
-  for (const [key, inner] of Object.entries(value)) {
-    copy[key] = key === '$ref' && typeof inner === 'string' ? map(inner) : rewrite(inner, map);
-  }
-  return copy;
+  return { $schema: DRAFT_2020_12, $id: `${SCHEMA_ID_BASE}${file.path}`, ...file.standalone };
 }
 
 /** JSON text as the checked-in files hold it. */
