@@ -95,3 +95,37 @@ export const deadLetterHeadersSchema: JsonSchema = {
   ],
   additionalProperties: { type: 'string' },
 };
+
+/** Headers of an unparsed-callback record (the callback receiver writes them). */
+export const unparsedCallbackHeadersSchema: JsonSchema = {
+  title: 'ferry unparsed callback headers',
+  description:
+    'Kafka headers of a record on the unparsed-callbacks topic: what the callback request was labelled, when it came, why it is not a status event, plus the trace context its callback URL carried.',
+  type: 'object',
+  properties: {
+    'ferry-content-type': {
+      type: 'string',
+      description: "The request's Content-Type as sent; absent when it sent none.",
+    },
+    'ferry-received-at': {
+      type: 'string',
+      format: 'date-time',
+      description: 'When ferry received it, ISO 8601 UTC.',
+    },
+    'ferry-reason': {
+      type: 'string',
+      description: 'Why it is not a status event (`not JSON`, `success: is required`, …).',
+    },
+    'ferry-truncated': {
+      const: 'true',
+      description: 'The body was over the size limit: only its beginning is kept.',
+    },
+    'ferry-original-bytes': {
+      ...decimal,
+      description: "With `ferry-truncated`: the body's declared length.",
+    },
+    ...traceHeaders,
+  },
+  required: ['ferry-received-at', 'ferry-reason'],
+  additionalProperties: { type: 'string' },
+};

@@ -177,7 +177,7 @@ export function asyncApiDocument(version: string, examples: readonly CommandExam
         address: 'ferry.callbacks.unparsed',
         title: 'Unparsed callbacks',
         description:
-          'The raw bodies of callbacks ferry received but could not map to a status event, kept for inspection instead of lost.',
+          'The raw bodies of callbacks ferry received but could not map to a status event, kept for inspection instead of lost (`FERRY_TOPIC_UNPARSED_CALLBACKS`).',
         messages: { unparsedCallback: { $ref: '#/components/messages/unparsedCallback' } },
       },
     },
@@ -264,13 +264,10 @@ export function asyncApiDocument(version: string, examples: readonly CommandExam
           name: 'unparsedCallback',
           title: 'Unparsed callback',
           contentType: 'application/octet-stream',
-          headers: {
-            type: 'object',
-            description:
-              'Set by the callback receiver (trace context among them); see docs/callbacks.md.',
-            additionalProperties: { type: 'string' },
-          },
-          payload: bytesPayload('The body of the callback request, as received.'),
+          headers: schemaRef('unparsedCallbackHeaders'),
+          payload: bytesPayload(
+            'The body of the callback request, byte for byte (only its beginning when `ferry-truncated`). The record has no key: nothing in it identified a message.',
+          ),
         },
       },
     },

@@ -15,6 +15,7 @@ import {
   commandHeadersSchema,
   deadLetterHeadersSchema,
   outputHeadersSchema,
+  unparsedCallbackHeadersSchema,
 } from '../../src/pipeline/headers-schema.ts';
 import { resultSchema } from '../../src/pipeline/result-schema.ts';
 
@@ -79,6 +80,11 @@ export function schemaFiles(): SchemaFile[] {
     plain('status-event.schema.json', 'statusEvent', statusEventSchema()),
     plain('output.headers.schema.json', 'outputHeaders', outputHeadersSchema),
     plain('dead-letter.headers.schema.json', 'deadLetterHeaders', deadLetterHeadersSchema),
+    plain(
+      'unparsed-callback.headers.schema.json',
+      'unparsedCallbackHeaders',
+      unparsedCallbackHeadersSchema,
+    ),
   ];
 }
 
