@@ -6,7 +6,7 @@ SHELL := /bin/bash
 NPM ?= npm
 STAMP := node_modules/.ferry-installed
 
-.PHONY: help install jars tools run test typecheck lint unit chaos bench bench-quick proto \
+.PHONY: help install jars tools run test typecheck lint unit chaos bench bench-quick proto contract \
 	emulator kafka-up kafka-down kafka-status kafka-clean clean
 
 help:
@@ -18,6 +18,7 @@ help:
 	@echo "make bench        end-to-end benchmark vs a plain consumer (~3 min); report in .bench/"
 	@echo "make bench-quick  the same, 1 run and smaller loads (~1 min)"
 	@echo "make proto        regenerate src/admin/gen from proto/ (buf, protoc-gen-es)"
+	@echo "make contract     regenerate schemas/ (JSON Schema, AsyncAPI) from the code and examples/"
 	@echo "make emulator     the gateway emulator alone (EMULATOR_API_KEY required)"
 
 $(STAMP): package.json package-lock.json
@@ -57,6 +58,11 @@ bench-quick: $(STAMP) jars
 # Regenerates src/admin/gen from proto/ (buf + protoc-gen-es); the output is checked in.
 proto: $(STAMP)
 	$(NPM) run --silent proto
+
+# Regenerates schemas/ (JSON Schemas and the AsyncAPI document) from the rule tables, the
+# record modules and examples/; the output is checked in and a test checks it is current.
+contract: $(STAMP)
+	$(NPM) run --silent contract
 
 run: $(STAMP) jars kafka-up
 	$(NPM) run --silent local

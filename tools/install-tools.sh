@@ -7,6 +7,8 @@
 #   lz4                   Debian's `lz4` CLI: LZ4 frames made by the reference encoder
 #   python3 + PyYAML      Debian's `python3-yaml`: the deploy tests read the YAML that
 #                         kustomize renders (and render-prometheus-rule.sh writes it)
+#   python3-jsonschema    Debian's: the contract tests validate the published JSON
+#                         Schemas' examples with a validator in another language
 #   kustomize             Debian bookworm only ships kubernetes-client 1.20, whose
 #                         built-in kustomize (v2) predates the v5 syntax we use, so
 #                         the pinned v5 release is built with `go install` through
@@ -222,10 +224,18 @@ install_python_yaml() {
   python3 -c 'import yaml' >/dev/null 2>&1 || die "python3-yaml installed but python3 cannot import yaml"
 }
 
+install_python_jsonschema() {
+  if command -v python3 >/dev/null 2>&1 && python3 -c 'import jsonschema' >/dev/null 2>&1; then return 0; fi
+  apt_install "python3 with jsonschema" python3-jsonschema
+  python3 -c 'import jsonschema' >/dev/null 2>&1 ||
+    die "python3-jsonschema installed but python3 cannot import jsonschema"
+}
+
 install_prometheus
 install_kcat
 install_lz4
 install_python_yaml
+install_python_jsonschema
 install_kustomize
 install_grpcurl
 install_kubeconform

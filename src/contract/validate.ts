@@ -115,7 +115,7 @@ const notDateTime = leaf('date_time', 'must be an ISO 8601 date-time with UTC of
 
 const HTTP_URL_PREFIX = /^https?:\/\//i;
 // RFC 3339 / ISO 8601 extended date-time with a mandatory offset (`Z`, `±hh`, `±hhmm`, `±hh:mm`).
-const DATE_TIME =
+export const DATE_TIME =
   /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:[Zz]|[+-]\d{2}(?::?\d{2})?)$/;
 
 function compileRule(rule: AnyRule): CompiledRule {

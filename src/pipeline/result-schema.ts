@@ -1,0 +1,136 @@
+/**
+ * The published JSON Schema of a result record (README, Topics and records: Result), written
+ * beside `Result` and checked against it at compile time (src/json/record-schema.ts).
+ */
+import { everyValue, type JsonSchema, recordSchema, sometimes } from '../json/record-schema.ts';
+import type { Delivery } from './dispatcher.ts';
+import type { Result, Stage } from './result.ts';
+
+const stages = everyValue<Stage>()(['validation', 'upstream', 'transport']);
+const deliveries = everyValue<Delivery>()(['unsent', 'in_doubt']);
+const transports = everyValue<Result['transport']>()(['sync', 'async']);
+
+/**
+ * The machine-readable class of a failure, next to the human `error`. Published here ahead
+ * of the code that fills it in: readers must accept results without it.
+ */
+export const resultErrorCodes = [
+  'validation',
+  'too_large',
+  'internal',
+  'gateway_item_error',
+  'gateway_rejected',
+  'access_denied',
+  'transport',
+  'in_doubt',
+] as const;
+
+/** A value that becomes a string preview of its JSON text when the record had to be cut. */
+const previewNote = 'When `truncated` is true this may instead be a string preview of its JSON.';
+
+/** The schema of a `ferry.results` record value. */
+export const resultSchema: JsonSchema = recordSchema<Result, 'code' | 'field'>()(
+  {
+    title: 'ferry result',
+    description:
+      'Exactly one per command record, keyed like the command, written in a Kafka transaction (read with read_committed). ' +
+      'Results of one commands partition appear in the order of their commands. ' +
+      'Readers must ignore properties they do not know: new optional ones may be added.',
+    additionalProperties: false,
+  },
+  {
+    id: sometimes({
+      description: `The command's \`id\` as it came, when it had one (any JSON value). ${previewNote}`,
+    }),
+    type: sometimes({
+      description: `The command's \`type\` as it came, when it had one. ${previewNote}`,
+    }),
+    success: {
+      schema: {
+        type: 'boolean',
+        description: 'True when the gateway accepted or answered the operation.',
+      },
+      required: true,
+    },
+    error: sometimes({
+      type: 'string',
+      description:
+        "Why it failed, in words: a validation error names the field and the rule (`sms_lifetime: must be between 3600 and 259200 seconds`), else the gateway's text (`Error in Alpha-name`) or what ferry gave up on. Present whenever `success` is false.",
+    }),
+    stage: {
+      schema: {
+        type: 'string',
+        enum: stages,
+        description:
+          '`validation`: never sent (it broke a rule, was over a limit, or ferry failed on it: `internal error: …`); `upstream`: the gateway answered; `transport`: ferry gave up after its retries.',
+      },
+      required: true,
+    },
+    transport: {
+      schema: {
+        type: 'string',
+        enum: transports,
+        description:
+          'The endpoint used or that would have been used: `FERRY_TRANSPORT`, or the `ferry-transport` header.',
+      },
+      required: true,
+    },
+    msg_id: sometimes({
+      description: `Sync sends: the gateway's message id. Also set on a send found by a status lookup (\`reconciled\`). ${previewNote}`,
+    }),
+    parts: sometimes({
+      description: `Sync sends: the number of message parts billed. ${previewNote}`,
+    }),
+    request_id: sometimes({
+      type: 'string',
+      description:
+        "Async sends: the gateway's id of the queued request, repeated in its status callbacks.",
+    }),
+    data: sometimes({
+      description: `Lookups and template operations: the gateway's answer item \`data\` as it came. ${previewNote}`,
+    }),
+    delivery: sometimes({
+      type: 'string',
+      enum: deliveries,
+      description:
+        'Stage `transport` only. `unsent`: no attempt can have reached the gateway, or a final status lookup found nothing (safe to send again); `in_doubt`: it may have been delivered (look it up before sending again).',
+    }),
+    reconciled: sometimes({
+      const: true,
+      description:
+        'The gateway already had this message (found by a status lookup after a lost answer or a takeover): it was not sent again.',
+    }),
+    attempts: {
+      schema: {
+        type: 'integer',
+        minimum: 0,
+        description: 'HTTP requests made for the command (0 when it was never sent).',
+      },
+      required: true,
+    },
+    completed_at: {
+      schema: {
+        type: 'string',
+        format: 'date-time',
+        description: "When ferry settled the command: ISO 8601 UTC, this replica's clock.",
+      },
+      required: true,
+    },
+    truncated: sometimes({
+      const: true,
+      description:
+        'The result would not fit `FERRY_RECORD_MAX_BYTES` or a field could not be encoded: its large fields (`data`, `error`, `id`, `type`, `msg_id`, `request_id`, `parts`) hold string previews of their first 1000 characters, or an overlong key was cut.',
+    }),
+    code: sometimes({
+      type: 'string',
+      enum: resultErrorCodes,
+      description:
+        'The class of the failure, for programs: present whenever `success` is false (older records may lack it).',
+    }),
+    field: sometimes({
+      type: 'string',
+      description:
+        'Validation failures only, when known: the dotted path of the offending field (`viber_carousel.0.image`).',
+    }),
+  },
+);
