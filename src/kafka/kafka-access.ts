@@ -1,0 +1,351 @@
+/**
+ * The start-up check of ferry's access to Kafka: before anything consumes or produces,
+ * every permission ferry will need is exercised once, so a wrong password, an unknown CA
+ * or a missing ACL stops the start with one error naming it instead of failing later in
+ * the middle of a batch (or, for the dead-letter replay, days later).
+ *
+ * What each probe exercises (docs/kafka-security.md has the ACL table):
+ * - connecting: TLS and SASL;
+ * - listing, creating (only when missing) and describing the topics: Topic DESCRIBE
+ *   (CREATE only for topics that do not exist yet), Topic DESCRIBE_CONFIGS;
+ * - the committed offsets of ferry's group and of the replay's progress group: Group
+ *   DESCRIBE, which READ implies;
+ * - a throwaway member of a replay reader group that fetches the commands and
+ *   dead-letter topics and is deleted: Group READ and DELETE on the replay prefix, Topic
+ *   READ;
+ * - a transaction under `${clientId}-` that adds the topics ferry writes transactionally
+ *   and is aborted: TransactionalId WRITE, Topic WRITE. The aborted probe records are
+ *   never visible at read_committed, which is how every reader of these topics must read;
+ * - initialising a transactional id under the replay's prefix: TransactionalId WRITE.
+ */
+import { randomUUID } from 'node:crypto';
+import { type Admin, ConfigResourceTypes, Kafka, logLevel } from 'kafkajs';
+import type { KafkaSecurity } from '../config/kafka-security.ts';
+import { FerryError } from '../errors.ts';
+import type { Logger } from '../observability/logger.ts';
+import { kafkaError, kafkajsSecurity, kafkaRefusalOf } from './kafka-security.ts';
+
+export interface KafkaAccessOptions {
+  readonly brokers: readonly string[];
+  readonly clientId: string;
+  readonly security?: KafkaSecurity;
+  readonly logger: Logger;
+  readonly topics: {
+    readonly commands: string;
+    readonly results: string;
+    readonly status: string;
+    readonly dlq: string;
+  };
+  /** Settings of topics ferry creates, and what existing ones are checked against. */
+  readonly topicSettings: {
+    readonly partitions: number;
+    readonly replicationFactor: number;
+    readonly minInsyncReplicas: number;
+    readonly maxMessageBytes?: number;
+  };
+  /** The largest record ferry writes (FERRY_RECORD_MAX_BYTES). */
+  readonly recordMaxBytes: number;
+  readonly groupId: string;
+  /** The replay's progress group; its reader groups and transactional id share it as a prefix. */
+  readonly replayGroupId: string;
+  /** How long to keep trying brokers that do not answer at all. Default 60 000 ms. */
+  readonly connectTimeoutMs?: number;
+}
+
+/** A topic setting that differs from what ferry expects but still works. */
+export interface TopicSettingWarning {
+  readonly topic: string;
+  readonly setting: string;
+  readonly actual: number;
+  readonly expected: number;
+}
+
+const PROBE_TIMEOUT_MS = 30_000;
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new FerryError('kafka', `${what} timed out after ${ms} ms`)),
+      ms,
+    );
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+export class KafkaAccessCheck {
+  readonly #options: KafkaAccessOptions;
+  readonly #kafka: Kafka;
+  readonly #log: Logger;
+
+  constructor(options: KafkaAccessOptions) {
+    this.#options = options;
+    this.#log = options.logger.child({ component: 'kafka-access' });
+    // Silent: every failure of a probe is reported once, classified, by ferry itself.
+    this.#kafka = new Kafka({
+      clientId: options.clientId,
+      brokers: [...options.brokers],
+      ...kafkajsSecurity(options.security),
+      logLevel: logLevel.NOTHING,
+      connectionTimeout: 3000,
+      retry: { initialRetryTime: 200, retries: 2 },
+    });
+  }
+
+  /**
+   * Runs every probe; creates the topics that are missing. @returns the topic settings
+   * that differ from the expected ones (also logged as warnings).
+   * @throws FerryError `kafka_authentication`, `kafka_tls`, `kafka_authorization`,
+   * `kafka_topic_settings`, or `kafka` when the cluster cannot be reached.
+   */
+  async run(): Promise<TopicSettingWarning[]> {
+    const admin = await this.#connect();
+    try {
+      await this.#ensureTopics(admin);
+      const warnings = await this.#checkTopicSettings(admin);
+      await this.#step('reading the offsets of the consumer group', () =>
+        admin.fetchOffsets({
+          groupId: this.#options.groupId,
+          topics: [this.#options.topics.commands],
+        }),
+      );
+      await this.#step('reading the dead-letter replay progress', () =>
+        admin.fetchOffsets({
+          groupId: this.#options.replayGroupId,
+          topics: [this.#options.topics.dlq],
+        }),
+      );
+      await this.#probeReading(admin);
+      await this.#probeTransactions();
+      return warnings;
+    } finally {
+      await admin.disconnect().catch(() => undefined);
+    }
+  }
+
+  async #step<T>(what: string, action: () => Promise<T>): Promise<T> {
+    try {
+      return await withTimeout(action(), PROBE_TIMEOUT_MS, what);
+    } catch (error: unknown) {
+      throw kafkaError(error, what);
+    }
+  }
+
+  /** Connects, retrying brokers that do not answer; a refusal ends it at once. */
+  async #connect(): Promise<Admin> {
+    const deadline = Date.now() + (this.#options.connectTimeoutMs ?? 60_000);
+    for (let attempt = 1; ; attempt++) {
+      const admin = this.#kafka.admin();
+      try {
+        await admin.connect();
+        await admin.describeCluster();
+        return admin;
+      } catch (error: unknown) {
+        await admin.disconnect().catch(() => undefined);
+        const failure = kafkaError(error, 'connecting to Kafka');
+        if (failure.code !== 'kafka' || Date.now() > deadline) throw failure;
+        this.#log.warn({ attempt, err: failure.message }, 'Kafka does not answer yet; retrying');
+        await new Promise((resolve) => setTimeout(resolve, Math.min(5_000, 500 * attempt)));
+      }
+    }
+  }
+
+  #topicNames(): string[] {
+    const { commands, results, status, dlq } = this.#options.topics;
+    return [commands, results, status, dlq];
+  }
+
+  async #ensureTopics(admin: Admin): Promise<void> {
+    const existing = new Set(await this.#step('listing topics', () => admin.listTopics()));
+    const missing = this.#topicNames().filter((topic) => !existing.has(topic));
+    if (missing.length === 0) return;
+    const settings = this.#options.topicSettings;
+    const configEntries = [
+      { name: 'min.insync.replicas', value: String(settings.minInsyncReplicas) },
+      ...(settings.maxMessageBytes
+        ? [{ name: 'max.message.bytes', value: String(settings.maxMessageBytes) }]
+        : []),
+    ];
+    try {
+      await admin.createTopics({
+        waitForLeaders: true,
+        topics: missing.map((topic) => ({
+          topic,
+          numPartitions: settings.partitions,
+          replicationFactor: settings.replicationFactor,
+          configEntries,
+        })),
+      });
+      this.#log.info({ topics: missing }, 'created the missing topics');
+    } catch (error: unknown) {
+      // Another replica may have created them between list and create.
+      if (error instanceof Error && /already exists/i.test(error.message)) return;
+      throw kafkaError(
+        error,
+        `topics ${missing.join(', ')} do not exist (or ferry may not DESCRIBE them), and creating them failed; create them beforehand or grant CREATE`,
+      );
+    }
+  }
+
+  async #checkTopicSettings(admin: Admin): Promise<TopicSettingWarning[]> {
+    const topics = this.#topicNames();
+    const { topicSettings, recordMaxBytes } = this.#options;
+    const metadata = await this.#step('describing the topics', () =>
+      admin.fetchTopicMetadata({ topics }),
+    );
+    const described = await this.#step('describing the topic configs', () =>
+      admin.describeConfigs({
+        includeSynonyms: false,
+        resources: topics.map((name) => ({
+          type: ConfigResourceTypes.TOPIC,
+          name,
+          configNames: ['min.insync.replicas', 'max.message.bytes'],
+        })),
+      }),
+    );
+    const warnings: TopicSettingWarning[] = [];
+    const written = new Set([
+      this.#options.topics.results,
+      this.#options.topics.status,
+      this.#options.topics.dlq,
+    ]);
+    for (const topic of topics) {
+      const partitions = metadata.topics.find((t) => t.name === topic)?.partitions ?? [];
+      const replicas = Math.min(...partitions.map((p) => p.replicas.length));
+      const entries =
+        described.resources.find((r) => r.resourceName === topic)?.configEntries ?? [];
+      const setting = (name: string) => {
+        const value = entries.find((e) => e.configName === name)?.configValue;
+        return value === undefined ? undefined : Number(value);
+      };
+      const minIsr = setting('min.insync.replicas') ?? 1;
+      const maxMessageBytes = setting('max.message.bytes');
+      if (minIsr > replicas) {
+        throw new FerryError(
+          'kafka_topic_settings',
+          `topic ${topic} has min.insync.replicas=${minIsr} but only ${replicas} replicas: no write to it can ever be acknowledged`,
+          { retryable: false },
+        );
+      }
+      if (written.has(topic) && maxMessageBytes !== undefined && maxMessageBytes < recordMaxBytes) {
+        throw new FerryError(
+          'kafka_topic_settings',
+          `topic ${topic} has max.message.bytes=${maxMessageBytes}, below FERRY_RECORD_MAX_BYTES=${recordMaxBytes}: a large record would be refused; lower FERRY_RECORD_MAX_BYTES or raise the topic's limit`,
+          { retryable: false },
+        );
+      }
+      if (replicas < topicSettings.replicationFactor) {
+        warnings.push({
+          topic,
+          setting: 'replication.factor',
+          actual: replicas,
+          expected: topicSettings.replicationFactor,
+        });
+      }
+      if (minIsr < topicSettings.minInsyncReplicas) {
+        warnings.push({
+          topic,
+          setting: 'min.insync.replicas',
+          actual: minIsr,
+          expected: topicSettings.minInsyncReplicas,
+        });
+      }
+    }
+    for (const warning of warnings) {
+      this.#log.warn(
+        warning,
+        `topic ${warning.topic} has ${warning.setting}=${warning.actual}, below the configured ${warning.expected}: fewer broker failures are survived than intended`,
+      );
+    }
+    return warnings;
+  }
+
+  /**
+   * A member of a throwaway replay reader group fetches the commands and dead-letter
+   * topics once, then the group is deleted, as the replay does with its reader groups.
+   */
+  async #probeReading(admin: Admin): Promise<void> {
+    const { commands, dlq } = this.#options.topics;
+    const groupId = `${this.#options.replayGroupId}.reader.preflight-${randomUUID()}`;
+    const consumer = this.#kafka.consumer({
+      groupId,
+      readUncommitted: false,
+      maxWaitTimeInMs: 100,
+      maxBytes: 1024,
+      maxBytesPerPartition: 1024,
+      retry: { retries: 0 },
+    });
+    const fetched = new Promise<void>((resolve, reject) => {
+      consumer.on(consumer.events.FETCH, () => resolve());
+      consumer.on(consumer.events.CRASH, (event) => reject(event.payload.error));
+    });
+    fetched.catch(() => undefined);
+    try {
+      await this.#step('reading the commands and dead-letter topics', async () => {
+        await consumer.connect();
+        await consumer.subscribe({ topics: [commands, dlq], fromBeginning: false });
+        await consumer.run({ autoCommit: false, eachBatch: async () => undefined });
+        await fetched;
+      });
+    } finally {
+      await consumer.disconnect().catch(() => undefined);
+    }
+    await this.#step('deleting the dead-letter replay reader group', async () => {
+      try {
+        await admin.deleteGroups([groupId]);
+      } catch (error: unknown) {
+        // A member that never committed may leave no group behind: only a refusal matters.
+        if (kafkaRefusalOf(error)) throw error;
+      }
+    });
+  }
+
+  /**
+   * Aborted transactions under both transactional-id prefixes; the pipeline's adds the
+   * topics ferry writes in transactions (results, dead letters, and commands for replay).
+   */
+  async #probeTransactions(): Promise<void> {
+    const { topics, groupId, clientId, replayGroupId } = this.#options;
+    const pipeline = this.#kafka.producer({
+      transactionalId: `${clientId}-${groupId}-preflight`,
+      idempotent: true,
+      maxInFlightRequests: 1,
+      retry: { retries: 1 },
+    });
+    await this.#step('writing in a transaction', async () => {
+      try {
+        await pipeline.connect();
+        const transaction = await pipeline.transaction();
+        try {
+          await transaction.sendBatch({
+            acks: -1,
+            topicMessages: [topics.results, topics.dlq, topics.commands].map((topic) => ({
+              topic,
+              messages: [{ partition: 0, key: 'ferry-preflight', value: null }],
+            })),
+          });
+        } finally {
+          await transaction.abort();
+        }
+      } finally {
+        await pipeline.disconnect().catch(() => undefined);
+      }
+    });
+    const replay = this.#kafka.producer({
+      transactionalId: `${replayGroupId}.preflight`,
+      idempotent: true,
+      maxInFlightRequests: 1,
+      retry: { retries: 1 },
+    });
+    await this.#step('initialising the dead-letter replay transactional id', async () => {
+      try {
+        await replay.connect();
+        // Nothing is added, so the abort stays local; the begin sent InitProducerId.
+        const transaction = await replay.transaction();
+        await transaction.abort();
+      } finally {
+        await replay.disconnect().catch(() => undefined);
+      }
+    });
+  }
+}
