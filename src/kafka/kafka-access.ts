@@ -19,7 +19,7 @@
  * - initialising a transactional id under the replay's prefix: TransactionalId WRITE.
  */
 import { randomUUID } from 'node:crypto';
-import { type Admin, ConfigResourceTypes, Kafka, logLevel } from 'kafkajs';
+import kafkajs, { type Admin, Kafka, type LogEntry, logLevel } from 'kafkajs';
 import type { KafkaSecurity } from '../config/kafka-security.ts';
 import { FerryError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -62,6 +62,11 @@ export interface TopicSettingWarning {
 
 const PROBE_TIMEOUT_MS = 30_000;
 
+interface CoordinatorRefusal {
+  readonly type: string;
+  readonly message: string;
+}
+
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -77,19 +82,35 @@ export class KafkaAccessCheck {
   readonly #options: KafkaAccessOptions;
   readonly #kafka: Kafka;
   readonly #log: Logger;
+  /**
+   * What the last FindCoordinator refused, if it did. kafkajs drops that error and throws
+   * "Failed to find group coordinator" instead; it only shows in its debug log, which is
+   * where this is taken from. Reset before each probe.
+   */
+  #coordinatorRefusal: CoordinatorRefusal | undefined;
 
   constructor(options: KafkaAccessOptions) {
     this.#options = options;
     this.#log = options.logger.child({ component: 'kafka-access' });
-    // Silent: every failure of a probe is reported once, classified, by ferry itself.
+    // Nothing is logged from here: every failure of a probe is reported once, classified,
+    // by ferry itself. The debug level only lets the coordinator refusals through.
     this.#kafka = new Kafka({
       clientId: options.clientId,
       brokers: [...options.brokers],
       ...kafkajsSecurity(options.security),
-      logLevel: logLevel.NOTHING,
+      logLevel: logLevel.DEBUG,
+      logCreator: () => (entry) => this.#noteCoordinatorRefusal(entry),
       connectionTimeout: 3000,
-      retry: { initialRetryTime: 200, retries: 2 },
+      retry: { initialRetryTime: 300, retries: 6 },
     });
+  }
+
+  #noteCoordinatorRefusal(entry: LogEntry): void {
+    if (entry.log.message !== 'Tried to find group coordinator') return;
+    const error = (entry.log as { error?: { type?: unknown; message?: unknown } }).error;
+    if (typeof error?.type === 'string' && /AUTHORIZATION_FAILED$/.test(error.type)) {
+      this.#coordinatorRefusal = { type: error.type, message: String(error.message) };
+    }
   }
 
   /**
@@ -101,6 +122,7 @@ export class KafkaAccessCheck {
   async run(): Promise<TopicSettingWarning[]> {
     const admin = await this.#connect();
     try {
+      await this.#step('connecting to Kafka', () => admin.connect());
       await this.#ensureTopics(admin);
       const warnings = await this.#checkTopicSettings(admin);
       await this.#step('reading the offsets of the consumer group', () =>
@@ -124,9 +146,16 @@ export class KafkaAccessCheck {
   }
 
   async #step<T>(what: string, action: () => Promise<T>): Promise<T> {
+    this.#coordinatorRefusal = undefined;
     try {
       return await withTimeout(action(), PROBE_TIMEOUT_MS, what);
     } catch (error: unknown) {
+      // Set by the log hook while the probe ran, which TypeScript cannot see.
+      const refusal = this.#coordinatorRefusal as CoordinatorRefusal | undefined;
+      if (refusal && error instanceof Error && error.name === 'KafkaJSGroupCoordinatorNotFound') {
+        const cause = Object.assign(new Error(refusal.message), { type: refusal.type });
+        throw kafkaError(cause, `${what}: finding the coordinator`);
+      }
       throw kafkaError(error, what);
     }
   }
@@ -135,11 +164,13 @@ export class KafkaAccessCheck {
   async #connect(): Promise<Admin> {
     const deadline = Date.now() + (this.#options.connectTimeoutMs ?? 60_000);
     for (let attempt = 1; ; attempt++) {
-      const admin = this.#kafka.admin();
+      // This loop retries; kafkajs's own retries would only delay a refusal.
+      const admin = this.#kafka.admin({ retry: { retries: 0 } });
       try {
         await admin.connect();
         await admin.describeCluster();
-        return admin;
+        await admin.disconnect();
+        return this.#kafka.admin();
       } catch (error: unknown) {
         await admin.disconnect().catch(() => undefined);
         const failure = kafkaError(error, 'connecting to Kafka');
@@ -197,7 +228,7 @@ export class KafkaAccessCheck {
       admin.describeConfigs({
         includeSynonyms: false,
         resources: topics.map((name) => ({
-          type: ConfigResourceTypes.TOPIC,
+          type: kafkajs.ConfigResourceTypes.TOPIC,
           name,
           configNames: ['min.insync.replicas', 'max.message.bytes'],
         })),
@@ -273,11 +304,13 @@ export class KafkaAccessCheck {
       maxWaitTimeInMs: 100,
       maxBytes: 1024,
       maxBytesPerPartition: 1024,
-      retry: { retries: 0 },
+      retry: { retries: 5 },
     });
     const fetched = new Promise<void>((resolve, reject) => {
       consumer.on(consumer.events.FETCH, () => resolve());
-      consumer.on(consumer.events.CRASH, (event) => reject(event.payload.error));
+      consumer.on(consumer.events.CRASH, (event) => {
+        if (!event.payload.restart) reject(event.payload.error);
+      });
     });
     fetched.catch(() => undefined);
     try {
@@ -312,25 +345,29 @@ export class KafkaAccessCheck {
       maxInFlightRequests: 1,
       retry: { retries: 1 },
     });
-    await this.#step('writing in a transaction', async () => {
-      try {
-        await pipeline.connect();
-        const transaction = await pipeline.transaction();
+    // One transaction per topic: a refused topic among several is reported by Kafka as
+    // OPERATION_NOT_ATTEMPTED for the others, and kafkajs may surface that one instead.
+    for (const topic of [topics.results, topics.dlq, topics.commands]) {
+      await this.#step(`writing to ${topic} in a transaction`, async () => {
         try {
-          await transaction.sendBatch({
-            acks: -1,
-            topicMessages: [topics.results, topics.dlq, topics.commands].map((topic) => ({
+          await pipeline.connect();
+          const transaction = await pipeline.transaction();
+          try {
+            await transaction.send({
               topic,
+              acks: -1,
               messages: [{ partition: 0, key: 'ferry-preflight', value: null }],
-            })),
-          });
-        } finally {
-          await transaction.abort();
+            });
+          } finally {
+            await transaction.abort();
+          }
+        } catch (error: unknown) {
+          await pipeline.disconnect().catch(() => undefined);
+          throw error;
         }
-      } finally {
-        await pipeline.disconnect().catch(() => undefined);
-      }
-    });
+      });
+    }
+    await pipeline.disconnect().catch(() => undefined);
     const replay = this.#kafka.producer({
       transactionalId: `${replayGroupId}.preflight`,
       idempotent: true,

@@ -1,0 +1,322 @@
+/**
+ * A secured single broker for the Kafka security tests: certificates made with openssl
+ * (a CA, a broker certificate for 127.0.0.1/localhost, a client certificate, and a second
+ * CA the broker never saw), a PKCS12 key store and a trust store made with keytool, and a
+ * broker from the same jars as the test runner's with three more listeners:
+ * SASL_SSL (SCRAM-SHA-512 and PLAIN), SSL with client certificates required, and the
+ * StandardAuthorizer. PLAINTEXT stays, as the super user's listener (ANONYMOUS) the test
+ * uses to create topics, grant ACLs, produce commands and read results.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import kafkajs, { type Admin, Kafka, logLevel } from 'kafkajs';
+
+// kafkajs's CommonJS exports past `logLevel` are only reachable through the default export.
+const { AclOperationTypes, AclPermissionTypes, AclResourceTypes, ResourcePatternTypes } = kafkajs;
+
+import { freePort, libsDir, type RunningBroker, startBroker } from '../../tools/kafka/broker.ts';
+
+const run = promisify(execFile);
+
+export const FERRY_USER = 'ferry';
+export const FERRY_PASSWORD = 'ferry-scram-secret-7Qx';
+export const FERRY_PLAIN_PASSWORD = 'ferry-plain-secret-3Kd';
+export const ADMIN_USER = 'admin';
+export const ADMIN_PASSWORD = 'admin-scram-secret-9Zt';
+const STORE_PASSWORD = 'changeit';
+
+export interface Certificates {
+  readonly dir: string;
+  /** The CA that signed the broker's and the client's certificates. */
+  readonly caFile: string;
+  /** A CA that signed nothing the broker presents. */
+  readonly otherCaFile: string;
+  readonly clientCertFile: string;
+  readonly clientKeyFile: string;
+  readonly keystore: string;
+  readonly truststore: string;
+}
+
+async function openssl(cwd: string, ...args: string[]): Promise<void> {
+  await run('openssl', args, { cwd });
+}
+
+async function newCa(dir: string, name: string): Promise<void> {
+  await openssl(
+    dir,
+    ...['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'],
+    ...['-keyout', `${name}.key`, '-out', `${name}.crt`, '-days', '2', '-subj', `/CN=${name}`],
+  );
+}
+
+async function signed(
+  dir: string,
+  name: string,
+  subject: string,
+  extensions: string,
+): Promise<void> {
+  await openssl(
+    dir,
+    ...['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'],
+    ...['-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject],
+  );
+  await writeFile(join(dir, `${name}.ext`), extensions);
+  await openssl(
+    dir,
+    ...['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key'],
+    ...['-CAcreateserial', '-out', `${name}.crt`, '-days', '2', '-extfile', `${name}.ext`],
+  );
+}
+
+/** Makes the CAs, certificates and the broker's stores in a new folder. */
+export async function makeCertificates(): Promise<Certificates> {
+  const dir = await mkdtemp(join(tmpdir(), 'ferry-kafka-certs-'));
+  await newCa(dir, 'ca');
+  await newCa(dir, 'other-ca');
+  await signed(
+    dir,
+    'broker',
+    '/CN=localhost',
+    'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n',
+  );
+  // RFC 2253 names the last RDN first: this subject reads CN=ferry,OU=ferry-tests to Kafka.
+  await signed(dir, 'client', `/OU=ferry-tests/CN=${FERRY_USER}`, 'extendedKeyUsage=clientAuth\n');
+  await openssl(
+    dir,
+    ...['pkcs12', '-export', '-in', 'broker.crt', '-inkey', 'broker.key', '-certfile', 'ca.crt'],
+    ...['-name', 'broker', '-out', 'broker.p12', '-passout', `pass:${STORE_PASSWORD}`],
+  );
+  await run('keytool', [
+    ...['-importcert', '-noprompt', '-alias', 'ca', '-file', join(dir, 'ca.crt')],
+    ...['-keystore', join(dir, 'truststore.p12'), '-storetype', 'PKCS12'],
+    ...['-storepass', STORE_PASSWORD],
+  ]);
+  return {
+    dir,
+    caFile: join(dir, 'ca.crt'),
+    otherCaFile: join(dir, 'other-ca.crt'),
+    clientCertFile: join(dir, 'client.crt'),
+    clientKeyFile: join(dir, 'client.key'),
+    keystore: join(dir, 'broker.p12'),
+    truststore: join(dir, 'truststore.p12'),
+  };
+}
+
+export interface SecuredBroker {
+  /** PLAINTEXT, as the super user ANONYMOUS. */
+  readonly plaintext: string;
+  /** SASL_SSL: SCRAM-SHA-512 (users ferry, admin) and PLAIN (user ferry). */
+  readonly saslSsl: string;
+  /** SSL with a client certificate required; CN=ferry maps to User:ferry. */
+  readonly mtls: string;
+  readonly certificates: Certificates;
+  readonly admin: Admin;
+  stop(): Promise<void>;
+}
+
+export async function startSecuredBroker(): Promise<SecuredBroker> {
+  const certificates = await makeCertificates();
+  const dir = await mkdtemp(join(tmpdir(), 'ferry-secured-kafka-'));
+  const [port, controllerPort, saslPort, sslPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ] as [number, number, number, number];
+  const tlsStores = {
+    'ssl.keystore.type': 'PKCS12',
+    'ssl.keystore.location': certificates.keystore,
+    'ssl.keystore.password': STORE_PASSWORD,
+    'ssl.key.password': STORE_PASSWORD,
+    'ssl.truststore.type': 'PKCS12',
+    'ssl.truststore.location': certificates.truststore,
+    'ssl.truststore.password': STORE_PASSWORD,
+  };
+  let broker: RunningBroker;
+  try {
+    broker = await startBroker({
+      dir,
+      port,
+      controllerPort,
+      heapMb: 384,
+      extraListeners: [
+        { name: 'SASL_SSL', port: saslPort, protocol: 'SASL_SSL' },
+        { name: 'SSL', port: sslPort, protocol: 'SSL' },
+      ],
+      scramUsers: [
+        { mechanism: 'SCRAM-SHA-512', name: FERRY_USER, password: FERRY_PASSWORD },
+        { mechanism: 'SCRAM-SHA-512', name: ADMIN_USER, password: ADMIN_PASSWORD },
+      ],
+      extraProperties: {
+        'authorizer.class.name': 'org.apache.kafka.metadata.authorizer.StandardAuthorizer',
+        'allow.everyone.if.no.acl.found': 'false',
+        // The PLAINTEXT and controller listeners authenticate no one: ANONYMOUS is the
+        // test's own super user there, so the broker and the test are not held by ACLs.
+        'super.users': `User:ANONYMOUS;User:${ADMIN_USER}`,
+        'sasl.enabled.mechanisms': 'SCRAM-SHA-512,PLAIN',
+        'listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config':
+          'org.apache.kafka.common.security.scram.ScramLoginModule required;',
+        'listener.name.sasl_ssl.plain.sasl.jaas.config': `org.apache.kafka.common.security.plain.PlainLoginModule required user_${FERRY_USER}="${FERRY_PLAIN_PASSWORD}";`,
+        'listener.name.ssl.ssl.client.auth': 'required',
+        'ssl.principal.mapping.rules': 'RULE:^CN=([^,]+).*$/$1/,DEFAULT',
+        ...tlsStores,
+      },
+    });
+  } catch (error: unknown) {
+    await rm(dir, { recursive: true, force: true });
+    await rm(certificates.dir, { recursive: true, force: true });
+    throw error;
+  }
+  const admin = new Kafka({
+    clientId: 'ferry-security-test',
+    brokers: [broker.brokers],
+    logLevel: logLevel.NOTHING,
+  }).admin();
+  await admin.connect();
+  return {
+    plaintext: broker.brokers,
+    saslSsl: `127.0.0.1:${saslPort}`,
+    mtls: `localhost:${sslPort}`,
+    certificates,
+    admin,
+    async stop() {
+      await admin.disconnect().catch(() => undefined);
+      await broker.stop(10_000);
+      await rm(dir, { recursive: true, force: true });
+      await rm(certificates.dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** One row of the ACL table in docs/kafka-security.md, with the names filled in. */
+export interface AclRow {
+  readonly row: number;
+  readonly resource: 'Topic' | 'Group' | 'TransactionalId';
+  readonly pattern: 'literal' | 'prefixed';
+  readonly name: string;
+  readonly operation: 'Read' | 'Write' | 'Delete' | 'DescribeConfigs';
+}
+
+/**
+ * The ACL table of docs/kafka-security.md, its `${VARIABLE}` names replaced from `names`.
+ * @throws when a row names a variable `names` lacks, or the table has no rows.
+ */
+export function documentedAcls(markdown: string, names: Record<string, string>): AclRow[] {
+  const rows: AclRow[] = [];
+  const pattern =
+    /^\| (\d+) \| (Topic|Group|TransactionalId) \| (literal|prefixed) \| `([^`]+)` \| (\w+) \|/gm;
+  for (const match of markdown.matchAll(pattern)) {
+    const [, row, resource, kind, template, operation] = match as unknown as string[];
+    const name = (template ?? '').replace(/\$\{(\w+)\}/g, (_, variable: string) => {
+      const value = names[variable];
+      if (value === undefined) throw new Error(`the ACL table names \${${variable}}`);
+      return value;
+    });
+    rows.push({
+      row: Number(row),
+      resource: resource as AclRow['resource'],
+      pattern: kind as AclRow['pattern'],
+      name,
+      operation: operation as AclRow['operation'],
+    });
+  }
+  if (rows.length === 0) throw new Error('no ACL table found');
+  return rows;
+}
+
+const resourceTypes = {
+  Topic: AclResourceTypes.TOPIC,
+  Group: AclResourceTypes.GROUP,
+  TransactionalId: AclResourceTypes.TRANSACTIONAL_ID,
+} as const;
+
+const operations = {
+  Read: AclOperationTypes.READ,
+  Write: AclOperationTypes.WRITE,
+  Delete: AclOperationTypes.DELETE,
+  DescribeConfigs: AclOperationTypes.DESCRIBE_CONFIGS,
+} as const;
+
+/** A row as kafkajs's ACL binding for `principal`. */
+export function aclBinding(row: AclRow, principal = `User:${FERRY_USER}`) {
+  return {
+    resourceType: resourceTypes[row.resource],
+    resourceName: row.name,
+    resourcePatternType:
+      row.pattern === 'literal' ? ResourcePatternTypes.LITERAL : ResourcePatternTypes.PREFIXED,
+    principal,
+    host: '*',
+    operation: operations[row.operation],
+    permissionType: AclPermissionTypes.ALLOW,
+  };
+}
+
+/** The ACLs of `principal` on the broker, as comparable strings. */
+export async function describeAcls(admin: Admin, principal = `User:${FERRY_USER}`) {
+  const { resources } = await admin.describeAcls({
+    resourceType: AclResourceTypes.ANY,
+    resourcePatternType: ResourcePatternTypes.ANY,
+    principal,
+    host: '*',
+    operation: AclOperationTypes.ANY,
+    permissionType: AclPermissionTypes.ANY,
+  });
+  return resources
+    .flatMap((resource) =>
+      resource.acls.map(
+        (acl) =>
+          `${resource.resourceType}/${resource.resourcePatternType}/${resource.resourceName}/${acl.operation}`,
+      ),
+    )
+    .sort();
+}
+
+/** Removes every ACL of `principal`. */
+export async function deleteAllAcls(admin: Admin, principal = `User:${FERRY_USER}`) {
+  await admin.deleteAcls({
+    filters: [
+      {
+        resourceType: AclResourceTypes.ANY,
+        resourcePatternType: ResourcePatternTypes.ANY,
+        principal,
+        host: '*',
+        operation: AclOperationTypes.ANY,
+        permissionType: AclPermissionTypes.ANY,
+      },
+    ],
+  });
+}
+
+/**
+ * Runs a documented `kafka-acls.sh` line with Kafka's own AclCommand from the broker's
+ * jars, against the PLAINTEXT listener (where the test is the super user).
+ */
+export async function kafkaAcls(commandLine: string, bootstrap: string): Promise<void> {
+  const args = commandLine
+    .replace(/^kafka-acls\.sh\s+/, '')
+    .replace(/--command-config \S+\s*/, '')
+    .replace('"$BOOTSTRAP"', bootstrap)
+    .split(/\s+/)
+    .filter((arg) => arg.length > 0);
+  await run('java', ['-Xmx128m', '-cp', `${libsDir}/*`, 'kafka.admin.AclCommand', ...args], {
+    timeout: 60_000,
+  });
+}
+
+/** The ACLs take effect on the broker a moment after the answer; waits until ferry's match `expected`. */
+export async function untilAcls(admin: Admin, expected: readonly string[]): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const actual = await describeAcls(admin);
+    if (JSON.stringify(actual) === JSON.stringify([...expected].sort())) return;
+    if (Date.now() > deadline) {
+      throw new Error(
+        `ACLs did not settle: ${JSON.stringify(actual)} != ${JSON.stringify(expected)}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
