@@ -81,6 +81,8 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
 export class KafkaAccessCheck {
   readonly #options: KafkaAccessOptions;
   readonly #kafka: Kafka;
+  /** Without retries: the first connection is retried by {@link #connect}, which stops at a refusal. */
+  readonly #firstContact: Kafka;
   readonly #log: Logger;
   /**
    * What the last FindCoordinator refused, if it did. kafkajs drops that error and throws
@@ -102,6 +104,14 @@ export class KafkaAccessCheck {
       logCreator: () => (entry) => this.#noteCoordinatorRefusal(entry),
       connectionTimeout: 3000,
       retry: { initialRetryTime: 300, retries: 6 },
+    });
+    this.#firstContact = new Kafka({
+      clientId: options.clientId,
+      brokers: [...options.brokers],
+      ...kafkajsSecurity(options.security),
+      logLevel: logLevel.NOTHING,
+      connectionTimeout: 3000,
+      retry: { retries: 0 },
     });
   }
 
@@ -145,18 +155,29 @@ export class KafkaAccessCheck {
     }
   }
 
+  /**
+   * Runs one probe, again while Kafka answers with a passing error (a coordinator still
+   * loading on a fresh cluster answers NOT_COORDINATOR for a while); a refusal ends it.
+   */
   async #step<T>(what: string, action: () => Promise<T>): Promise<T> {
-    this.#coordinatorRefusal = undefined;
-    try {
-      return await withTimeout(action(), PROBE_TIMEOUT_MS, what);
-    } catch (error: unknown) {
-      // Set by the log hook while the probe ran, which TypeScript cannot see.
-      const refusal = this.#coordinatorRefusal as CoordinatorRefusal | undefined;
-      if (refusal && error instanceof Error && error.name === 'KafkaJSGroupCoordinatorNotFound') {
-        const cause = Object.assign(new Error(refusal.message), { type: refusal.type });
-        throw kafkaError(cause, `${what}: finding the coordinator`);
+    const deadline = Date.now() + PROBE_TIMEOUT_MS;
+    for (let attempt = 1; ; attempt++) {
+      this.#coordinatorRefusal = undefined;
+      try {
+        return await withTimeout(action(), PROBE_TIMEOUT_MS, what);
+      } catch (error: unknown) {
+        // Set by the log hook while the probe ran, which TypeScript cannot see.
+        const refusal = this.#coordinatorRefusal as CoordinatorRefusal | undefined;
+        if (refusal && error instanceof Error && error.name === 'KafkaJSGroupCoordinatorNotFound') {
+          const cause = Object.assign(new Error(refusal.message), { type: refusal.type });
+          throw kafkaError(cause, `${what}: finding the coordinator`);
+        }
+        const failure = kafkaError(error, what);
+        if (failure.code !== 'kafka' || !isRetriable(error) || Date.now() > deadline) {
+          throw failure;
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 200 * attempt)));
       }
-      throw kafkaError(error, what);
     }
   }
 
@@ -165,7 +186,7 @@ export class KafkaAccessCheck {
     const deadline = Date.now() + (this.#options.connectTimeoutMs ?? 60_000);
     for (let attempt = 1; ; attempt++) {
       // This loop retries; kafkajs's own retries would only delay a refusal.
-      const admin = this.#kafka.admin({ retry: { retries: 0 } });
+      const admin = this.#firstContact.admin();
       try {
         await admin.connect();
         await admin.describeCluster();
@@ -385,4 +406,12 @@ export class KafkaAccessCheck {
       }
     });
   }
+}
+
+/** Whether kafkajs marks the error, or one it wraps, as passing. */
+function isRetriable(error: unknown, depth = 0): boolean {
+  if (typeof error !== 'object' || error === null || depth > 5) return false;
+  const record = error as { retriable?: unknown; cause?: unknown; originalError?: unknown };
+  if (record.retriable === true) return true;
+  return isRetriable(record.cause, depth + 1) || isRetriable(record.originalError, depth + 1);
 }

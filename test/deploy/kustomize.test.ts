@@ -66,6 +66,13 @@ function render(dir: string): Rendered {
   };
 }
 
+/** `<NAME>_FILE` of a secret variable: the path of a mounted file holding the secret. */
+function isSecretFileVariable(key: string): boolean {
+  const name = key.replace(/_FILE$/, '');
+  const variable = (variables as Record<string, { secret?: boolean }>)[name];
+  return key.endsWith('_FILE') && variable?.secret === true;
+}
+
 function matches(selector: Labels, labels: Labels | undefined): boolean {
   return Object.entries(selector).every(([key, value]) => labels?.[key] === value);
 }
@@ -101,8 +108,14 @@ function checkCommon(dir: string, rendered: Rendered): void {
   );
   assert.deepEqual(secretRefs, ['ferry-secrets']);
   for (const key of Object.keys(config)) {
-    assert.ok(key in variables, `${dir}: ${key} is a variable ferry reads (src/config/config.ts)`);
-    assert.ok(!/API_KEY|TOKEN/.test(key), `${dir}: no secret in the ConfigMap (${key})`);
+    assert.ok(
+      key in variables || isSecretFileVariable(key),
+      `${dir}: ${key} is a variable ferry reads (src/config/config.ts)`,
+    );
+    assert.ok(
+      !/API_KEY|TOKEN|PASSWORD/.test(key) || isSecretFileVariable(key),
+      `${dir}: no secret in the ConfigMap (${key})`,
+    );
   }
   for (const required of ['FERRY_KAFKA_BROKERS', 'FERRY_SYNC_BASE_URL', 'FERRY_HTTP_PORT']) {
     assert.ok(config[required], `${dir}: ConfigMap sets ${required}`);
@@ -242,6 +255,44 @@ test('the production overlay renders and passes the checks', () => {
     paths.map((p) => [p.path, p.backend.service.name]),
     [['/callbacks/', 'ferry']],
   );
+});
+
+test('the production overlay connects over SASL_SSL with SCRAM, every *_FILE inside a mounted Secret', () => {
+  const rendered = render('deploy/k8s/overlays/production');
+  const config = (rendered.one('ConfigMap') as unknown as { data: Labels }).data;
+  assert.equal(config.FERRY_KAFKA_SECURITY_PROTOCOL, 'SASL_SSL');
+  assert.equal(config.FERRY_KAFKA_SASL_MECHANISM, 'SCRAM-SHA-512');
+  assert.ok(config.FERRY_KAFKA_SASL_USERNAME);
+  assert.equal(config.FERRY_KAFKA_SASL_PASSWORD, undefined, 'the password is no plain variable');
+  assert.ok(config.FERRY_KAFKA_SASL_PASSWORD_FILE, 'the password comes from a file');
+  assert.ok(config.FERRY_KAFKA_TLS_CA_FILE, 'the cluster CA comes from a file');
+  const pod = (rendered.one('Deployment').spec as { template: { spec: Record<string, unknown> } })
+    .template.spec as {
+    containers: { volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[] }[];
+    volumes?: {
+      name: string;
+      secret?: { secretName: string; items?: { key: string; path: string }[] };
+    }[];
+  };
+  const mounts = pod.containers[0]?.volumeMounts ?? [];
+  const fileKeys = Object.keys(config).filter((key) => key.endsWith('_FILE'));
+  assert.ok(fileKeys.length >= 2);
+  for (const key of fileKeys) {
+    const path = config[key] ?? '';
+    const mount = mounts.find((m) => path.startsWith(`${m.mountPath}/`));
+    assert.ok(mount, `${key}=${path} lies under a volume mount`);
+    assert.equal(mount.readOnly, true, `${mount.mountPath} is mounted read-only`);
+    const volume = pod.volumes?.find((v) => v.name === mount.name);
+    assert.ok(volume?.secret, `${key}: the volume ${mount.name} is a Secret`);
+    const file = path.slice(mount.mountPath.length + 1);
+    const items = volume.secret.items ?? [];
+    assert.ok(
+      items.some((item) => item.path === file),
+      `${key}: the Secret ${volume.secret.secretName} projects ${file}`,
+    );
+  }
+  // The /tmp emptyDir of the base survives the patch.
+  assert.ok(mounts.some((m) => m.mountPath === '/tmp'));
 });
 
 test('the Secret template holds the three secrets and nothing renders it', () => {
