@@ -23,7 +23,14 @@ import kafkajs, { type Admin, Kafka, type LogEntry, logLevel } from 'kafkajs';
 import type { KafkaSecurity } from '../config/kafka-security.ts';
 import { FerryError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
-import { kafkaError, kafkajsSecurity, kafkaRefusalOf } from './kafka-security.ts';
+import { probeReading, probeTransactions, type Step } from './access-probes.ts';
+import { kafkaError, kafkajsSecurity } from './kafka-security.ts';
+import {
+  type ExpectedTopicSettings,
+  judgeTopicSettings,
+  type TopicSettingWarning,
+  topicConfigEntries,
+} from './topic-settings.ts';
 
 export interface KafkaAccessOptions {
   readonly brokers: readonly string[];
@@ -37,12 +44,7 @@ export interface KafkaAccessOptions {
     readonly dlq: string;
   };
   /** Settings of topics ferry creates, and what existing ones are checked against. */
-  readonly topicSettings: {
-    readonly partitions: number;
-    readonly replicationFactor: number;
-    readonly minInsyncReplicas: number;
-    readonly maxMessageBytes?: number;
-  };
+  readonly topicSettings: ExpectedTopicSettings;
   /** The largest record ferry writes (FERRY_RECORD_MAX_BYTES). */
   readonly recordMaxBytes: number;
   readonly groupId: string;
@@ -50,14 +52,6 @@ export interface KafkaAccessOptions {
   readonly replayGroupId: string;
   /** How long to keep trying brokers that do not answer at all. Default 60 000 ms. */
   readonly connectTimeoutMs?: number;
-}
-
-/** A topic setting that differs from what ferry expects but still works. */
-export interface TopicSettingWarning {
-  readonly topic: string;
-  readonly setting: string;
-  readonly actual: number;
-  readonly expected: number;
 }
 
 const PROBE_TIMEOUT_MS = 30_000;
@@ -147,8 +141,17 @@ export class KafkaAccessCheck {
           topics: [this.#options.topics.dlq],
         }),
       );
-      await this.#probeReading(admin);
-      await this.#probeTransactions();
+      const { topics, groupId, clientId, replayGroupId } = this.#options;
+      const step: Step = (what, action) => this.#step(what, action);
+      await probeReading(this.#kafka, admin, step, {
+        groupId: `${replayGroupId}.reader.preflight-${randomUUID()}`,
+        topics: [topics.commands, topics.dlq],
+      });
+      await probeTransactions(this.#kafka, step, {
+        transactionalId: `${clientId}-${groupId}-preflight`,
+        topics: [topics.results, topics.dlq, topics.commands],
+        replayTransactionalId: `${replayGroupId}.preflight`,
+      });
       return warnings;
     } finally {
       await admin.disconnect().catch(() => undefined);
@@ -212,12 +215,7 @@ export class KafkaAccessCheck {
     const missing = this.#topicNames().filter((topic) => !existing.has(topic));
     if (missing.length === 0) return;
     const settings = this.#options.topicSettings;
-    const configEntries = [
-      { name: 'min.insync.replicas', value: String(settings.minInsyncReplicas) },
-      ...(settings.maxMessageBytes
-        ? [{ name: 'max.message.bytes', value: String(settings.maxMessageBytes) }]
-        : []),
-    ];
+    const configEntries = topicConfigEntries(settings);
     try {
       await admin.createTopics({
         waitForLeaders: true,
@@ -241,7 +239,7 @@ export class KafkaAccessCheck {
 
   async #checkTopicSettings(admin: Admin): Promise<TopicSettingWarning[]> {
     const topics = this.#topicNames();
-    const { topicSettings, recordMaxBytes } = this.#options;
+    const { results, status, dlq } = this.#options.topics;
     const metadata = await this.#step('describing the topics', () =>
       admin.fetchTopicMetadata({ topics }),
     );
@@ -255,54 +253,28 @@ export class KafkaAccessCheck {
         })),
       }),
     );
-    const warnings: TopicSettingWarning[] = [];
-    const written = new Set([
-      this.#options.topics.results,
-      this.#options.topics.status,
-      this.#options.topics.dlq,
-    ]);
-    for (const topic of topics) {
+    const actual = topics.map((topic) => {
       const partitions = metadata.topics.find((t) => t.name === topic)?.partitions ?? [];
-      const replicas = Math.min(...partitions.map((p) => p.replicas.length));
       const entries =
         described.resources.find((r) => r.resourceName === topic)?.configEntries ?? [];
       const setting = (name: string) => {
         const value = entries.find((e) => e.configName === name)?.configValue;
         return value === undefined ? undefined : Number(value);
       };
-      const minIsr = setting('min.insync.replicas') ?? 1;
       const maxMessageBytes = setting('max.message.bytes');
-      if (minIsr > replicas) {
-        throw new FerryError(
-          'kafka_topic_settings',
-          `topic ${topic} has min.insync.replicas=${minIsr} but only ${replicas} replicas: no write to it can ever be acknowledged`,
-          { retryable: false },
-        );
-      }
-      if (written.has(topic) && maxMessageBytes !== undefined && maxMessageBytes < recordMaxBytes) {
-        throw new FerryError(
-          'kafka_topic_settings',
-          `topic ${topic} has max.message.bytes=${maxMessageBytes}, below FERRY_RECORD_MAX_BYTES=${recordMaxBytes}: a large record would be refused; lower FERRY_RECORD_MAX_BYTES or raise the topic's limit`,
-          { retryable: false },
-        );
-      }
-      if (replicas < topicSettings.replicationFactor) {
-        warnings.push({
-          topic,
-          setting: 'replication.factor',
-          actual: replicas,
-          expected: topicSettings.replicationFactor,
-        });
-      }
-      if (minIsr < topicSettings.minInsyncReplicas) {
-        warnings.push({
-          topic,
-          setting: 'min.insync.replicas',
-          actual: minIsr,
-          expected: topicSettings.minInsyncReplicas,
-        });
-      }
-    }
+      return {
+        topic,
+        replicas: Math.min(...partitions.map((p) => p.replicas.length)),
+        minInsyncReplicas: setting('min.insync.replicas') ?? 1,
+        ...(maxMessageBytes !== undefined ? { maxMessageBytes } : {}),
+        writtenByFerry: topic === results || topic === status || topic === dlq,
+      };
+    });
+    const warnings = judgeTopicSettings(
+      actual,
+      this.#options.topicSettings,
+      this.#options.recordMaxBytes,
+    );
     for (const warning of warnings) {
       this.#log.warn(
         warning,
@@ -310,101 +282,6 @@ export class KafkaAccessCheck {
       );
     }
     return warnings;
-  }
-
-  /**
-   * A member of a throwaway replay reader group fetches the commands and dead-letter
-   * topics once, then the group is deleted, as the replay does with its reader groups.
-   */
-  async #probeReading(admin: Admin): Promise<void> {
-    const { commands, dlq } = this.#options.topics;
-    const groupId = `${this.#options.replayGroupId}.reader.preflight-${randomUUID()}`;
-    const consumer = this.#kafka.consumer({
-      groupId,
-      readUncommitted: false,
-      maxWaitTimeInMs: 100,
-      maxBytes: 1024,
-      maxBytesPerPartition: 1024,
-      retry: { retries: 5 },
-    });
-    const fetched = new Promise<void>((resolve, reject) => {
-      consumer.on(consumer.events.FETCH, () => resolve());
-      consumer.on(consumer.events.CRASH, (event) => {
-        if (!event.payload.restart) reject(event.payload.error);
-      });
-    });
-    fetched.catch(() => undefined);
-    try {
-      await this.#step('reading the commands and dead-letter topics', async () => {
-        await consumer.connect();
-        await consumer.subscribe({ topics: [commands, dlq], fromBeginning: false });
-        await consumer.run({ autoCommit: false, eachBatch: async () => undefined });
-        await fetched;
-      });
-    } finally {
-      await consumer.disconnect().catch(() => undefined);
-    }
-    await this.#step('deleting the dead-letter replay reader group', async () => {
-      try {
-        await admin.deleteGroups([groupId]);
-      } catch (error: unknown) {
-        // A member that never committed may leave no group behind: only a refusal matters.
-        if (kafkaRefusalOf(error)) throw error;
-      }
-    });
-  }
-
-  /**
-   * Aborted transactions under both transactional-id prefixes; the pipeline's adds the
-   * topics ferry writes in transactions (results, dead letters, and commands for replay).
-   */
-  async #probeTransactions(): Promise<void> {
-    const { topics, groupId, clientId, replayGroupId } = this.#options;
-    const pipeline = this.#kafka.producer({
-      transactionalId: `${clientId}-${groupId}-preflight`,
-      idempotent: true,
-      maxInFlightRequests: 1,
-      retry: { retries: 1 },
-    });
-    // One transaction per topic: a refused topic among several is reported by Kafka as
-    // OPERATION_NOT_ATTEMPTED for the others, and kafkajs may surface that one instead.
-    for (const topic of [topics.results, topics.dlq, topics.commands]) {
-      await this.#step(`writing to ${topic} in a transaction`, async () => {
-        try {
-          await pipeline.connect();
-          const transaction = await pipeline.transaction();
-          try {
-            await transaction.send({
-              topic,
-              acks: -1,
-              messages: [{ partition: 0, key: 'ferry-preflight', value: null }],
-            });
-          } finally {
-            await transaction.abort();
-          }
-        } catch (error: unknown) {
-          await pipeline.disconnect().catch(() => undefined);
-          throw error;
-        }
-      });
-    }
-    await pipeline.disconnect().catch(() => undefined);
-    const replay = this.#kafka.producer({
-      transactionalId: `${replayGroupId}.preflight`,
-      idempotent: true,
-      maxInFlightRequests: 1,
-      retry: { retries: 1 },
-    });
-    await this.#step('initialising the dead-letter replay transactional id', async () => {
-      try {
-        await replay.connect();
-        // Nothing is added, so the abort stays local; the begin sent InitProducerId.
-        const transaction = await replay.transaction();
-        await transaction.abort();
-      } finally {
-        await replay.disconnect().catch(() => undefined);
-      }
-    });
   }
 }
 
