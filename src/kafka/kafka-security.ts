@@ -87,6 +87,9 @@ function find(error: unknown, depth = 0): Found | undefined {
     return { refusal: 'kafka_authentication', detail: 'SASL_AUTHENTICATION_FAILED' };
   }
   if (AUTHORIZATION_TYPES.has(type)) return { refusal: 'kafka_authorization', detail: type };
+  // ferry's own refusal raised inside kafkajs (the OAUTHBEARER token source failing).
+  if (error instanceof FerryError && isRefusal(error.code))
+    return { refusal: error.code, detail: code };
   if (TLS_CODES.test(code)) return { refusal: 'kafka_tls', detail: code };
   for (const inner of nested(error)) {
     const found = find(inner, depth + 1);
@@ -95,18 +98,12 @@ function find(error: unknown, depth = 0): Found | undefined {
   return undefined;
 }
 
+function isRefusal(code: ErrorCode): code is KafkaRefusal {
+  return code === 'kafka_authentication' || code === 'kafka_tls' || code === 'kafka_authorization';
+}
+
 /** Which refusal of a secured cluster `error` is, if any, and the Kafka or Node code behind it. */
 export function kafkaRefusalOf(error: unknown): Found | undefined {
-  if (error instanceof FerryError) {
-    if (
-      error.code === 'kafka_authentication' ||
-      error.code === 'kafka_tls' ||
-      error.code === 'kafka_authorization'
-    ) {
-      return { refusal: error.code, detail: error.code };
-    }
-    return find(error.cause);
-  }
   return find(error);
 }
 

@@ -3,7 +3,7 @@
  * (a CA, a broker certificate for 127.0.0.1/localhost, a client certificate, and a second
  * CA the broker never saw), a PKCS12 key store and a trust store made with keytool, and a
  * broker from the same jars as the test runner's with three more listeners:
- * SASL_SSL (SCRAM-SHA-512 and PLAIN), SSL with client certificates required, and the
+ * SASL_SSL (SCRAM-SHA-512, PLAIN and OAUTHBEARER with unsecured JWTs), SSL with client certificates required, and the
  * StandardAuthorizer. PLAINTEXT stays, as the super user's listener (ANONYMOUS) the test
  * uses to create topics, grant ACLs, produce commands and read results.
  */
@@ -108,7 +108,7 @@ export async function makeCertificates(): Promise<Certificates> {
 export interface SecuredBroker {
   /** PLAINTEXT, as the super user ANONYMOUS. */
   readonly plaintext: string;
-  /** SASL_SSL: SCRAM-SHA-512 (users ferry, admin) and PLAIN (user ferry). */
+  /** SASL_SSL: SCRAM-SHA-512 (users ferry, admin), PLAIN (user ferry), OAUTHBEARER (unsecured JWT). */
   readonly saslSsl: string;
   /** SSL with a client certificate required; CN=ferry maps to User:ferry. */
   readonly mtls: string;
@@ -156,7 +156,11 @@ export async function startSecuredBroker(): Promise<SecuredBroker> {
         // The PLAINTEXT and controller listeners authenticate no one: ANONYMOUS is the
         // test's own super user there, so the broker and the test are not held by ACLs.
         'super.users': `User:ANONYMOUS;User:${ADMIN_USER}`,
-        'sasl.enabled.mechanisms': 'SCRAM-SHA-512,PLAIN',
+        'sasl.enabled.mechanisms': 'SCRAM-SHA-512,PLAIN,OAUTHBEARER',
+        // OAUTHBEARER with Kafka's built-in validator of unsecured JWTs (alg none): the
+        // principal is the token's `sub`; enough to prove ferry's token plumbing.
+        'listener.name.sasl_ssl.oauthbearer.sasl.jaas.config':
+          'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;',
         'listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config':
           'org.apache.kafka.common.security.scram.ScramLoginModule required;',
         'listener.name.sasl_ssl.plain.sasl.jaas.config': `org.apache.kafka.common.security.plain.PlainLoginModule required user_${FERRY_USER}="${FERRY_PLAIN_PASSWORD}";`,
@@ -321,4 +325,11 @@ export async function untilAcls(admin: Admin, expected: readonly string[]): Prom
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/** An unsecured JWT (alg none) for `subject`, valid for `lifetimeS` seconds from now. */
+export function unsecuredJwt(subject: string, lifetimeS = 3600): string {
+  const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const now = Math.floor(Date.now() / 1000);
+  return `${part({ alg: 'none' })}.${part({ sub: subject, iat: now, exp: now + lifetimeS })}.`;
 }

@@ -31,6 +31,7 @@ import {
   kafkaAcls,
   type SecuredBroker,
   startSecuredBroker,
+  unsecuredJwt,
   untilAcls,
 } from '../helpers/secured-kafka.ts';
 
@@ -324,6 +325,29 @@ test('SASL PLAIN over TLS starts with the same ACLs', async (t) => {
       FERRY_KAFKA_SASL_PASSWORD: FERRY_PLAIN_PASSWORD,
     }),
   );
+  await waitForLog(ferry, 'ferry is running', 60_000);
+  await stopRunning(ferry);
+});
+
+test('OAUTHBEARER: the token a command prints is presented; a command that fails ends start-up with exit 73', async (t) => {
+  await grantAll();
+  const tokenFile = join(broker.certificates.dir, 'token.jwt');
+  await writeFile(tokenFile, unsecuredJwt(FERRY_USER));
+  const oauthEnv = scramEnv({
+    FERRY_KAFKA_SASL_MECHANISM: 'OAUTHBEARER',
+    FERRY_KAFKA_SASL_USERNAME: '',
+    FERRY_KAFKA_SASL_PASSWORD_FILE: '',
+  });
+  await failedStart(
+    t,
+    { ...oauthEnv, FERRY_KAFKA_SASL_OAUTHBEARER_TOKEN_COMMAND: 'exit 9' },
+    73,
+    /OAUTHBEARER token command failed \(9\)/,
+  );
+  const ferry = spawnFerry(t, {
+    ...oauthEnv,
+    FERRY_KAFKA_SASL_OAUTHBEARER_TOKEN_COMMAND: `cat '${tokenFile}'`,
+  });
   await waitForLog(ferry, 'ferry is running', 60_000);
   await stopRunning(ferry);
 });
