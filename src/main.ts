@@ -6,7 +6,7 @@ import { readConfig, redactedConfig, secretValues } from './config/config.ts';
 import { Daemon } from './daemon.ts';
 import { ConfigError, FerryError } from './errors.ts';
 import { EXIT_CODES, exitCodeOf } from './exit-codes.ts';
-import { kafkaError, kafkaRefusalOf } from './kafka/kafka-security.ts';
+import { refusalError } from './kafka/kafka-security.ts';
 import { createLogger } from './observability/logger.ts';
 import { createMetrics } from './observability/metrics.ts';
 
@@ -23,13 +23,11 @@ function loadConfig() {
 }
 
 /**
- * A Kafka refusal (credentials, TLS, an ACL) as the FerryError that names it, so the
- * exit code and the one fatal line say what to fix; anything else unchanged.
+ * A Kafka refusal (credentials, TLS, an ACL), even wrapped, as the FerryError that names
+ * it, so the exit code and the one fatal line say what to fix; anything else unchanged.
  */
 function classified(error: unknown): unknown {
-  const refusal = kafkaRefusalOf(error);
-  if (!refusal || (error instanceof FerryError && error.code === refusal.refusal)) return error;
-  return kafkaError(error, 'the Kafka consumer stopped');
+  return refusalError(error, 'the Kafka client stopped') ?? error;
 }
 
 const config = loadConfig();

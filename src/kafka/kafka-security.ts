@@ -117,22 +117,29 @@ const ADVICE: Record<KafkaRefusal, string> = {
 };
 
 /**
+ * `error` as the FerryError of the refusal it is or wraps (not retryable, with what to
+ * check), or undefined when it is no refusal of a secured cluster.
+ */
+export function refusalError(error: unknown, what: string): FerryError | undefined {
+  const found = find(error);
+  if (!found) return undefined;
+  if (error instanceof FerryError && error.code === found.refusal) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new FerryError(
+    found.refusal,
+    `${ADVICE[found.refusal]} (${found.detail}; ${what}: ${message})`,
+    { cause: error, retryable: false },
+  );
+}
+
+/**
  * `error` as a FerryError: a refusal of a secured cluster gets its own code, not
  * retryable, with what to check; anything else becomes `kafka`.
  */
 export function kafkaError(error: unknown, what: string): FerryError {
   if (error instanceof FerryError) return error;
+  const refusal = refusalError(error, what);
+  if (refusal) return refusal;
   const message = error instanceof Error ? error.message : String(error);
-  const found = find(error);
-  if (found) {
-    return new FerryError(
-      found.refusal,
-      `${ADVICE[found.refusal]} (${found.detail}; ${what}: ${message})`,
-      {
-        cause: error,
-        retryable: false,
-      },
-    );
-  }
   return new FerryError('kafka', `${what}: ${message}`, { cause: error });
 }
