@@ -13,8 +13,8 @@
  * - a throwaway member of a replay reader group that fetches the commands and
  *   dead-letter topics and is deleted: Group READ and DELETE on the replay prefix, Topic
  *   READ;
- * - a transaction under `${clientId}-` that adds the topics ferry writes transactionally
- *   and is aborted: TransactionalId WRITE, Topic WRITE. The aborted probe records are
+ * - aborted transactions under `${clientId}-`, each adding one topic ferry writes
+ *   transactionally: TransactionalId WRITE, Topic WRITE. The aborted probe records are
  *   never visible at read_committed, which is how every reader of these topics must read;
  * - initialising a transactional id under the replay's prefix: TransactionalId WRITE.
  */

@@ -5,9 +5,24 @@
  */
 import type { ConnectionOptions } from 'node:tls';
 import type { KafkaConfig, SASLOptions } from 'kafkajs';
-import type { KafkaSecurity } from '../config/kafka-security.ts';
+import type { KafkaSecurity, TokenSource } from '../config/kafka-security.ts';
 import { type ErrorCode, FerryError } from '../errors.ts';
 import { OAuthTokenProvider } from './oauth-token.ts';
+
+/**
+ * One token provider per token source: ferry's clients (pipeline, replay, access check)
+ * share the settings object, so they share the token and run a command once, not each.
+ */
+const providers = new WeakMap<TokenSource, OAuthTokenProvider>();
+
+function providerOf(source: TokenSource): OAuthTokenProvider {
+  let provider = providers.get(source);
+  if (!provider) {
+    provider = new OAuthTokenProvider(source);
+    providers.set(source, provider);
+  }
+  return provider;
+}
 
 /** The `ssl` and `sasl` options of a kafkajs client for these settings. */
 export function kafkajsSecurity(
@@ -28,7 +43,7 @@ export function kafkajsSecurity(
     };
   }
   if (sasl?.mechanism === 'OAUTHBEARER') {
-    const provider = new OAuthTokenProvider(sasl.token);
+    const provider = providerOf(sasl.token);
     out.sasl = {
       mechanism: 'oauthbearer',
       oauthBearerProvider: async () => ({ value: await provider.token() }),
