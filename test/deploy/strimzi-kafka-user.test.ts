@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { documentedAcls } from '../helpers/secured-kafka.ts';
+import { documentedAcls } from '../helpers/kafka-acls.ts';
 import { type KubeObject, kustomizeBuild, parseYamlDocuments, repoRoot } from './external-tools.ts';
 
 interface StrimziAcl {

@@ -1,41 +1,41 @@
 /**
  * ferry against a secured Kafka (test/helpers/secured-kafka.ts): SCRAM-SHA-512 over TLS
  * with exactly the ACLs docs/kafka-security.md lists, end to end, with kcat reading a
- * result over the same listener; each ACL removed in turn, a wrong password and an
- * unknown CA each end start-up with one line and their own exit code; mutual TLS and
- * PLAIN have shorter runs. One broker for the whole file.
+ * result over the same listener; each ACL removed in turn, a wrong password, an unknown
+ * CA and unworkable topic settings each end start-up with one line and their own exit
+ * code; mutual TLS, PLAIN and OAUTHBEARER have shorter runs. One broker for the whole file.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, type TestContext, test } from 'node:test';
-import { promisify } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
 import { createEmulator, type Emulator } from '../../src/emulator/index.ts';
-import { findTool, repoRoot } from '../deploy/external-tools.ts';
+import { repoRoot } from '../deploy/external-tools.ts';
 import { FIXTURE_RCS_SENDER, FIXTURE_SENDER, smsOperation } from '../fixtures/operations.ts';
 import { loopbackEnv, TEST_API_KEY, testTopics } from '../helpers/ferry.ts';
 import { type FerryProcess, spawnFerry, waitForLog } from '../helpers/ferry-process.ts';
 import {
   type AclRow,
-  ADMIN_PASSWORD,
-  ADMIN_USER,
   aclBinding,
   deleteAllAcls,
   documentedAcls,
+  kafkaAcls,
+  untilAcls,
+} from '../helpers/kafka-acls.ts';
+import { assertNoSecrets, failedStartOf, kcatReadCommitted } from '../helpers/secured-ferry.ts';
+import {
+  ADMIN_PASSWORD,
+  ADMIN_USER,
   FERRY_PASSWORD,
   FERRY_PLAIN_PASSWORD,
   FERRY_USER,
-  kafkaAcls,
   type SecuredBroker,
   startSecuredBroker,
   unsecuredJwt,
-  untilAcls,
 } from '../helpers/secured-kafka.ts';
 
-const execFileAsync = promisify(execFile);
 const docs = readFileSync(join(repoRoot, 'docs', 'kafka-security.md'), 'utf8');
 
 let broker: SecuredBroker;
@@ -114,34 +114,7 @@ async function grantAll(): Promise<void> {
   await untilAcls(broker.admin, acls.map(asKey));
 }
 
-function assertNoSecrets(output: string): void {
-  for (const secret of [FERRY_PASSWORD, FERRY_PLAIN_PASSWORD, TEST_API_KEY]) {
-    assert.ok(!output.includes(secret), 'no secret in what ferry printed');
-  }
-}
-
-/** Runs ferry until it exits by itself; checks the code and the one fatal line. */
-async function failedStart(
-  t: TestContext,
-  env: Record<string, string>,
-  exitCode: number,
-  line: RegExp,
-): Promise<string> {
-  const ferry = spawnFerry(t, env);
-  const timer = setTimeout(() => ferry.child.kill('SIGKILL'), 60_000);
-  const code = await ferry.exited();
-  clearTimeout(timer);
-  const output = ferry.output();
-  assert.equal(code, exitCode, output);
-  const fatal = output.split('\n').filter((l) => l.includes('"level":"fatal"'));
-  assert.equal(fatal.length, 1, `one fatal line:\n${output}`);
-  assert.match(fatal[0] ?? '', line);
-  assert.match(fatal[0] ?? '', new RegExp(`"exitCode":${exitCode}`));
-  assert.doesNotMatch(output, /\n\s+at \S+ \(/, 'no stack trace');
-  assert.doesNotMatch(output, /ferry is running/, 'never ready');
-  assertNoSecrets(output);
-  return fatal[0] ?? '';
-}
+const SECRETS = [FERRY_PASSWORD, FERRY_PLAIN_PASSWORD, TEST_API_KEY];
 
 async function produceCommands(ids: readonly number[]): Promise<void> {
   const producer = new Kafka({
@@ -160,20 +133,13 @@ async function produceCommands(ids: readonly number[]): Promise<void> {
   }
 }
 
-/** kcat (librdkafka) over SASL_SSL + SCRAM-SHA-512 as the admin user: `key\tvalue` per committed record. */
-async function kcatRead(topic: string): Promise<string[]> {
-  const { stdout } = await execFileAsync(
-    findTool('kcat'),
-    [
-      ...['-C', '-b', broker.saslSsl, '-t', topic, '-o', 'beginning', '-e', '-q'],
-      ...['-X', 'security.protocol=SASL_SSL', '-X', 'sasl.mechanisms=SCRAM-SHA-512'],
-      ...['-X', `sasl.username=${ADMIN_USER}`, '-X', `sasl.password=${ADMIN_PASSWORD}`],
-      ...['-X', `ssl.ca.location=${broker.certificates.caFile}`],
-      ...['-X', 'isolation.level=read_committed', '-f', '%k\\t%s\\n'],
-    ],
-    { timeout: 30_000, maxBuffer: 16 * 1024 * 1024 },
-  );
-  return stdout.split('\n').filter((line) => line.length > 0);
+/** Committed results over SASL_SSL + SCRAM-SHA-512 as the admin user, read by kcat. */
+function kcatRead(topic: string): Promise<string[]> {
+  return kcatReadCommitted(broker.saslSsl, topic, {
+    username: ADMIN_USER,
+    password: ADMIN_PASSWORD,
+    caFile: broker.certificates.caFile,
+  });
 }
 
 async function untilResults(ids: readonly number[], timeoutMs = 30_000): Promise<string[]> {
@@ -190,7 +156,11 @@ async function untilResults(ids: readonly number[], timeoutMs = 30_000): Promise
 async function stopRunning(ferry: FerryProcess): Promise<void> {
   ferry.child.kill('SIGTERM');
   assert.equal(await ferry.exited(), 0, ferry.output());
-  assertNoSecrets(ferry.output());
+  assertNoSecrets(ferry.output(), SECRETS);
+}
+
+function failedStart(t: TestContext, env: Record<string, string>, exitCode: number, line: RegExp) {
+  return failedStartOf(t, env, { exitCode, line, secrets: SECRETS });
 }
 
 test('the documented kafka-acls.sh commands, run with Kafka’s AclCommand, grant exactly the ACL table', async () => {
