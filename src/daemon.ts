@@ -2,8 +2,10 @@ import { AdminServer } from './admin/admin-server.ts';
 import { DeadLetterReplay } from './admin/dead-letter-replay.ts';
 import { CallbackReceiver, createHookInjector } from './callbacks/index.ts';
 import type { Config } from './config/config.ts';
+import { readKafkaSecurity } from './config/kafka-security.ts';
 import { HttpServer } from './http/http-server.ts';
 import { DeadLetterReader } from './kafka/dead-letter-reader.ts';
+import { KafkaAccessCheck } from './kafka/kafka-access.ts';
 import { KafkaClient, type RecordProducer } from './kafka/kafka-client.ts';
 import { type HealthSource, registerOpsRoutes } from './observability/health.ts';
 import type { Logger } from './observability/logger.ts';
@@ -40,6 +42,8 @@ export class Daemon implements HealthSource {
   readonly #statusProducer: RecordProducer | undefined;
   readonly #callbacks: CallbackReceiver | undefined;
   readonly #deadLetters: DeadLetterReader;
+  /** Proves at start that every permission ferry needs on Kafka is granted. */
+  readonly #kafkaAccess: KafkaAccessCheck;
   readonly admin: AdminServer;
   #state: DaemonState = 'idle';
   #kafkaConnected = false;
@@ -48,9 +52,12 @@ export class Daemon implements HealthSource {
     this.#options = options;
     const { config, logger, metrics } = options;
     this.#log = logger.child({ component: 'daemon' });
+    // PEM files are read once, here: a rotated certificate takes a restart.
+    const security = readKafkaSecurity(config);
     this.kafka = new KafkaClient({
       brokers: config.FERRY_KAFKA_BROKERS,
       clientId: config.FERRY_KAFKA_CLIENT_ID,
+      security,
       logger,
       compression: config.FERRY_KAFKA_COMPRESSION,
       onError: (client, kind) => metrics.kafkaErrors.inc({ client, kind }),
@@ -145,10 +152,34 @@ export class Daemon implements HealthSource {
     this.#deadLetters = new DeadLetterReader({
       brokers: config.FERRY_KAFKA_BROKERS,
       clientId: `${config.FERRY_KAFKA_CLIENT_ID}-dlq-replay`,
+      security,
       logger,
       deadLetterTopic: config.FERRY_TOPIC_DLQ,
       commandsTopic: config.FERRY_TOPIC_COMMANDS,
       progressGroupId: `${config.FERRY_KAFKA_GROUP}.dlq-replay`,
+    });
+    this.#kafkaAccess = new KafkaAccessCheck({
+      brokers: config.FERRY_KAFKA_BROKERS,
+      clientId: config.FERRY_KAFKA_CLIENT_ID,
+      security,
+      logger,
+      topics: {
+        commands: config.FERRY_TOPIC_COMMANDS,
+        results: config.FERRY_TOPIC_RESULTS,
+        status: config.FERRY_TOPIC_STATUS,
+        dlq: config.FERRY_TOPIC_DLQ,
+      },
+      topicSettings: {
+        partitions: config.FERRY_TOPIC_PARTITIONS,
+        replicationFactor: config.FERRY_TOPIC_REPLICATION_FACTOR,
+        minInsyncReplicas: config.FERRY_TOPIC_MIN_INSYNC_REPLICAS,
+        ...(config.FERRY_TOPIC_MAX_MESSAGE_BYTES
+          ? { maxMessageBytes: config.FERRY_TOPIC_MAX_MESSAGE_BYTES }
+          : {}),
+      },
+      recordMaxBytes: config.FERRY_RECORD_MAX_BYTES,
+      groupId: config.FERRY_KAFKA_GROUP,
+      replayGroupId: `${config.FERRY_KAFKA_GROUP}.dlq-replay`,
     });
     const tlsFiles =
       config.FERRY_GRPC_TLS_CERT_FILE && config.FERRY_GRPC_TLS_KEY_FILE
@@ -196,24 +227,15 @@ export class Daemon implements HealthSource {
     return { ready: reasons.length === 0, reasons };
   }
 
-  /** Creates missing topics, then starts HTTP, the pipeline and the pollers. @throws FerryError. */
+  /** Checks Kafka access (creating missing topics), then starts HTTP, the pipeline and the pollers. @throws FerryError. */
   async start(): Promise<void> {
     if (this.#state !== 'idle') return;
     this.#state = 'starting';
     const { config } = this.#options;
     this.#callbacks?.start();
     await this.http.start();
-    const topic = (name: string) => ({
-      topic: name,
-      partitions: config.FERRY_TOPIC_PARTITIONS,
-      replicationFactor: config.FERRY_TOPIC_REPLICATION_FACTOR,
-    });
-    await this.kafka.ensureTopics([
-      topic(config.FERRY_TOPIC_COMMANDS),
-      topic(config.FERRY_TOPIC_RESULTS),
-      topic(config.FERRY_TOPIC_STATUS),
-      topic(config.FERRY_TOPIC_DLQ),
-    ]);
+    // Creates missing topics, checks their settings and every permission ferry needs.
+    await this.#kafkaAccess.run();
     await this.#statusProducer?.connect();
     this.#kafkaConnected = true;
     await this.pipeline.start();

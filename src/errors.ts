@@ -16,6 +16,14 @@ export const errorCodes = [
   'transport',
   /** Kafka could not be reached or refused an operation. */
   'kafka',
+  /** Kafka refused ferry's SASL credentials (wrong password, unknown user, bad token). */
+  'kafka_authentication',
+  /** The TLS handshake with Kafka failed (unknown CA, wrong name, client certificate refused). */
+  'kafka_tls',
+  /** Kafka denied an operation ferry needs: an ACL is missing. */
+  'kafka_authorization',
+  /** A topic's settings on the cluster cannot work with ferry's configuration. */
+  'kafka_topic_settings',
   /** An operation was attempted in a lifecycle state that does not allow it. */
   'illegal_state',
   /** The caller's abort signal fired. */

@@ -4,7 +4,9 @@
  */
 import { readConfig, redactedConfig, secretValues } from './config/config.ts';
 import { Daemon } from './daemon.ts';
-import { ConfigError } from './errors.ts';
+import { ConfigError, FerryError } from './errors.ts';
+import { EXIT_CODES, exitCodeOf } from './exit-codes.ts';
+import { refusalError } from './kafka/kafka-security.ts';
 import { createLogger } from './observability/logger.ts';
 import { createMetrics } from './observability/metrics.ts';
 
@@ -14,10 +16,18 @@ function loadConfig() {
   } catch (error: unknown) {
     if (error instanceof ConfigError) {
       process.stderr.write(`ferry: configuration error: ${error.message}\n`);
-      process.exit(1);
+      process.exit(EXIT_CODES.failure);
     }
     throw error;
   }
+}
+
+/**
+ * A Kafka refusal (credentials, TLS, an ACL), even wrapped, as the FerryError that names
+ * it, so the exit code and the one fatal line say what to fix; anything else unchanged.
+ */
+function classified(error: unknown): unknown {
+  return refusalError(error, 'the Kafka client stopped') ?? error;
 }
 
 const config = loadConfig();
@@ -25,18 +35,38 @@ const logger = createLogger({ level: config.FERRY_LOG_LEVEL, secrets: secretValu
 logger.info({ config: redactedConfig(config) }, 'configuration loaded');
 
 let exiting = false;
-const daemon = new Daemon({
-  config,
-  logger,
-  metrics: createMetrics(),
-  onFatal: (error) => {
-    logger.fatal(
-      { err: error.message },
-      'the Kafka consumer crashed; exiting so the supervisor restarts ferry',
-    );
-    process.exit(70);
-  },
-});
+
+function createDaemon(): Daemon {
+  try {
+    return new Daemon({
+      config,
+      logger,
+      metrics: createMetrics(),
+      onFatal: (crash) => {
+        const error = classified(crash);
+        const exitCode = exitCodeOf(error, EXIT_CODES.consumerCrashed);
+        if (exitCode !== EXIT_CODES.consumerCrashed && error instanceof FerryError) {
+          logger.fatal({ exitCode, reason: error.code }, `ferry stopped: ${error.message}`);
+        } else {
+          logger.fatal(
+            { exitCode, err: crash.message },
+            'the Kafka consumer crashed; exiting so the supervisor restarts ferry',
+          );
+        }
+        process.exit(exitCode);
+      },
+    });
+  } catch (error: unknown) {
+    // Reading the Kafka TLS files happens here: a missing one is a configuration error.
+    if (error instanceof ConfigError) {
+      logger.fatal({ exitCode: EXIT_CODES.failure }, `configuration error: ${error.message}`);
+      process.exit(EXIT_CODES.failure);
+    }
+    throw error;
+  }
+}
+
+const daemon = createDaemon();
 
 async function shutdown(signal: NodeJS.Signals): Promise<void> {
   if (exiting) return;
@@ -63,11 +93,18 @@ process.on('SIGINT', (signal) => void shutdown(signal));
 
 try {
   await daemon.start();
-} catch (error: unknown) {
-  logger.fatal(
-    { err: error instanceof Error ? error.message : String(error) },
-    'ferry could not start',
-  );
+} catch (failure: unknown) {
+  const error = classified(failure);
+  const exitCode = exitCodeOf(error, EXIT_CODES.failure);
+  if (exitCode !== EXIT_CODES.failure && error instanceof FerryError) {
+    // One line that names the cause: what was refused and what to check.
+    logger.fatal({ exitCode, reason: error.code }, `ferry could not start: ${error.message}`);
+  } else {
+    logger.fatal(
+      { exitCode, err: error instanceof Error ? error.message : String(error) },
+      'ferry could not start',
+    );
+  }
   await daemon.stop().catch(() => undefined);
-  process.exit(1);
+  process.exit(exitCode);
 }

@@ -4,6 +4,7 @@
  * A wrong or missing value throws a ConfigError naming the variable.
  */
 import { ConfigError } from '../errors.ts';
+import { checkKafkaSecurity, kafkaSecurityVariables, secretFromFile } from './kafka-security.ts';
 
 type Parser<T> = (raw: string, name: string) => T;
 
@@ -167,6 +168,7 @@ export const variables = {
   FERRY_BALANCE_POLL_MS: v(integer(0, 86_400_000), 60_000),
   FERRY_LOG_LEVEL: v(oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'), 'info'),
   FERRY_ADMIN_LOOPBACK_ONLY: v(boolean, false),
+  ...kafkaSecurityVariables,
 } satisfies Record<string, Variable<unknown>>;
 
 type Variables = typeof variables;
@@ -186,6 +188,12 @@ export type Config = { readonly [K in keyof Variables]: ValueOf<Variables[K]> };
 export function readConfig(env: Readonly<Record<string, string | undefined>>): Config {
   const out: Record<string, unknown> = {};
   for (const [name, variable] of Object.entries(variables) as [string, Variable<unknown>][]) {
+    // A secret may come from a mounted file instead (Kubernetes secrets): `<NAME>_FILE`.
+    const fromFile = variable.secret ? secretFromFile(name, env) : undefined;
+    if (fromFile !== undefined) {
+      out[name] = variable.parse(fromFile, name);
+      continue;
+    }
     const raw = env[name];
     if (raw === undefined || raw.trim() === '') {
       if (variable.required) throw new ConfigError(name, 'is required');
@@ -224,6 +232,7 @@ function checkCrossFields(config: Config): void {
   if (config.FERRY_RETRY_MAX_MS < config.FERRY_RETRY_BASE_MS) {
     throw new ConfigError('FERRY_RETRY_MAX_MS', 'must not be below FERRY_RETRY_BASE_MS');
   }
+  checkKafkaSecurity(config);
   const tls = [config.FERRY_GRPC_TLS_CERT_FILE, config.FERRY_GRPC_TLS_KEY_FILE];
   if (tls.some(Boolean) && !tls.every(Boolean)) {
     throw new ConfigError(
@@ -245,7 +254,12 @@ export function redactedConfig(config: Config): Record<string, unknown> {
 
 /** The secret values, so the logger can scrub them from any text. */
 export function secretValues(config: Config): string[] {
-  return [config.FERRY_API_KEY, config.FERRY_CALLBACK_TOKEN, config.FERRY_ADMIN_TOKEN].filter(
-    (s): s is string => typeof s === 'string' && s.length > 0,
-  );
+  return [
+    config.FERRY_API_KEY,
+    config.FERRY_CALLBACK_TOKEN,
+    config.FERRY_ADMIN_TOKEN,
+    config.FERRY_KAFKA_SASL_PASSWORD,
+    config.FERRY_KAFKA_TLS_KEY_PASSWORD,
+    config.FERRY_KAFKA_SASL_OAUTHBEARER_TOKEN_COMMAND,
+  ].filter((s): s is string => typeof s === 'string' && s.length > 0);
 }

@@ -18,9 +18,11 @@ import type {
   ReplayRecord,
   ScanVerdict,
 } from '../admin/dead-letter-replay.ts';
+import type { KafkaSecurity } from '../config/kafka-security.ts';
 import { FerryError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import { registerCompressionCodecs } from './compression.ts';
+import { kafkaError, kafkajsSecurity } from './kafka-security.ts';
 import { headersOf, kafkaLogCreator } from './kafkajs-adapters.ts';
 
 const PROGRESS_VISIBLE_TIMEOUT_MS = 10_000;
@@ -30,6 +32,8 @@ export interface DeadLetterReaderOptions {
   /** Default `ferry-dlq-replay`. */
   readonly clientId?: string;
   readonly logger: Logger;
+  /** TLS and SASL settings; plaintext without. */
+  readonly security?: KafkaSecurity;
   /** The dead-letter topic (FERRY_TOPIC_DLQ). */
   readonly deadLetterTopic: string;
   /** Where replayed commands go (FERRY_TOPIC_COMMANDS). */
@@ -38,12 +42,6 @@ export interface DeadLetterReaderOptions {
   readonly progressGroupId: string;
   /** Gives up a scan that makes no progress for this long. Default 30 000 ms. */
   readonly scanIdleTimeoutMs?: number;
-}
-
-function kafkaError(error: unknown, what: string): FerryError {
-  if (error instanceof FerryError) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  return new FerryError('kafka', `${what}: ${message}`, { cause: error });
 }
 
 /** DeadLetterLog over kafkajs. Call `close()` when done. */
@@ -61,6 +59,7 @@ export class DeadLetterReader implements DeadLetterLog {
     this.#kafka = new Kafka({
       clientId: options.clientId ?? 'ferry-dlq-replay',
       brokers: [...options.brokers],
+      ...kafkajsSecurity(options.security),
       logLevel: logLevel.WARN,
       logCreator: kafkaLogCreator(options.logger, 'dead-letter-reader'),
       connectionTimeout: 3000,

@@ -13,13 +13,14 @@ import {
   Partitioners,
   type Producer,
 } from 'kafkajs';
-import { FerryError } from '../errors.ts';
+import type { KafkaSecurity } from '../config/kafka-security.ts';
 import type { Logger } from '../observability/logger.ts';
 import {
   compressionType,
   type KafkaCompression,
   registerCompressionCodecs,
 } from './compression.ts';
+import { kafkaError, kafkajsSecurity } from './kafka-security.ts';
 import { headersOf, kafkaLogCreator } from './kafkajs-adapters.ts';
 
 export interface InboundRecord {
@@ -60,6 +61,8 @@ export interface KafkaClientOptions {
   readonly brokers: readonly string[];
   readonly clientId: string;
   readonly logger: Logger;
+  /** TLS and SASL settings; plaintext without. */
+  readonly security?: KafkaSecurity;
   /**
    * The codec of the record batches ferry's producers write (FERRY_KAFKA_COMPRESSION).
    * Default `none`. Reading accepts every codec whatever this is.
@@ -143,12 +146,6 @@ function toKafkaMessages(records: readonly OutboundRecord[]) {
     );
   }
   return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
-}
-
-function kafkaError(error: unknown, what: string): FerryError {
-  if (error instanceof FerryError) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  return new FerryError('kafka', `${what}: ${message}`, { cause: error });
 }
 
 /** Sends records with acks from all in-sync replicas; idempotent, so a retry writes no duplicate. */
@@ -485,6 +482,7 @@ export class KafkaClient {
     this.#kafka = new Kafka({
       clientId: options.clientId,
       brokers: [...options.brokers],
+      ...kafkajsSecurity(options.security),
       logLevel: logLevel.INFO,
       logCreator: kafkaLogCreator(options.logger, 'kafka'),
       connectionTimeout: 3000,

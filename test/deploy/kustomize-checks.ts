@@ -6,6 +6,13 @@ import assert from 'node:assert/strict';
 import { variables } from '../../src/config/config.ts';
 import { type Labels, matches, type PodSpec, type Rendered } from './kustomize-render.ts';
 
+/** `<NAME>_FILE` of a secret variable: the path of a mounted file holding the secret. */
+function isSecretFileVariable(key: string): boolean {
+  const name = key.replace(/_FILE$/, '');
+  const variable = (variables as Record<string, { secret?: boolean }>)[name];
+  return key.endsWith('_FILE') && variable?.secret === true;
+}
+
 /** The checks both overlays must pass: what every ferry deployment on Kubernetes needs. */
 export function checkCommon(dir: string, rendered: Rendered): void {
   const deployment = rendered.one('Deployment', 'ferry');
@@ -68,8 +75,14 @@ export function checkCommon(dir: string, rendered: Rendered): void {
   );
   assert.deepEqual(secretRefs, ['ferry-secrets']);
   for (const key of Object.keys(config)) {
-    assert.ok(key in variables, `${dir}: ${key} is a variable ferry reads (src/config/config.ts)`);
-    assert.ok(!/API_KEY|TOKEN/.test(key), `${dir}: no secret in the ConfigMap (${key})`);
+    assert.ok(
+      key in variables || isSecretFileVariable(key),
+      `${dir}: ${key} is a variable ferry reads (src/config/config.ts)`,
+    );
+    assert.ok(
+      !/API_KEY|TOKEN|PASSWORD/.test(key) || isSecretFileVariable(key),
+      `${dir}: no secret in the ConfigMap (${key})`,
+    );
   }
   for (const required of ['FERRY_KAFKA_BROKERS', 'FERRY_SYNC_BASE_URL', 'FERRY_HTTP_PORT']) {
     assert.ok(config[required], `${dir}: ConfigMap sets ${required}`);

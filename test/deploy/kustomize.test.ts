@@ -93,6 +93,44 @@ test('the production overlay renders and passes the checks', () => {
   );
 });
 
+test('the production overlay connects over SASL_SSL with SCRAM, every *_FILE inside a mounted Secret', () => {
+  const rendered = render('deploy/k8s/overlays/production');
+  const config = (rendered.one('ConfigMap') as unknown as { data: Labels }).data;
+  assert.equal(config.FERRY_KAFKA_SECURITY_PROTOCOL, 'SASL_SSL');
+  assert.equal(config.FERRY_KAFKA_SASL_MECHANISM, 'SCRAM-SHA-512');
+  assert.ok(config.FERRY_KAFKA_SASL_USERNAME);
+  assert.equal(config.FERRY_KAFKA_SASL_PASSWORD, undefined, 'the password is no plain variable');
+  assert.ok(config.FERRY_KAFKA_SASL_PASSWORD_FILE, 'the password comes from a file');
+  assert.ok(config.FERRY_KAFKA_TLS_CA_FILE, 'the cluster CA comes from a file');
+  const pod = (rendered.one('Deployment').spec as { template: { spec: Record<string, unknown> } })
+    .template.spec as {
+    containers: { volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[] }[];
+    volumes?: {
+      name: string;
+      secret?: { secretName: string; items?: { key: string; path: string }[] };
+    }[];
+  };
+  const mounts = pod.containers[0]?.volumeMounts ?? [];
+  const fileKeys = Object.keys(config).filter((key) => key.endsWith('_FILE'));
+  assert.ok(fileKeys.length >= 2);
+  for (const key of fileKeys) {
+    const path = config[key] ?? '';
+    const mount = mounts.find((m) => path.startsWith(`${m.mountPath}/`));
+    assert.ok(mount, `${key}=${path} lies under a volume mount`);
+    assert.equal(mount.readOnly, true, `${mount.mountPath} is mounted read-only`);
+    const volume = pod.volumes?.find((v) => v.name === mount.name);
+    assert.ok(volume?.secret, `${key}: the volume ${mount.name} is a Secret`);
+    const file = path.slice(mount.mountPath.length + 1);
+    const items = volume.secret.items ?? [];
+    assert.ok(
+      items.some((item) => item.path === file),
+      `${key}: the Secret ${volume.secret.secretName} projects ${file}`,
+    );
+  }
+  // The /tmp emptyDir of the base survives the patch.
+  assert.ok(mounts.some((m) => m.mountPath === '/tmp'));
+});
+
 test('the Secret template holds the three secrets and nothing renders it', () => {
   const [secret] = parseYamlDocuments(
     readFileSync(join(repoRoot, 'deploy/k8s/secret.template.yaml'), 'utf8'),

@@ -92,6 +92,28 @@ export interface BrokerOptions {
   readonly readyTimeoutMs?: number;
   /** Leaves the JVM running after this process exits (make kafka-up). */
   readonly detached?: boolean;
+  /**
+   * Listeners beside PLAINTEXT, e.g. `{ name: 'SASL_SSL', port, protocol: 'SASL_SSL' }`.
+   * PLAINTEXT stays the inter-broker listener and the one start-up waits on.
+   */
+  readonly extraListeners?: readonly ExtraListener[];
+  /** server.properties lines added after the defaults (TLS stores, SASL, an authorizer...). */
+  readonly extraProperties?: Readonly<Record<string, string>>;
+  /** SCRAM users written into the metadata when the storage is formatted (KRaft has no other way before start). */
+  readonly scramUsers?: readonly ScramUser[];
+}
+
+export interface ExtraListener {
+  /** The listener name, upper case; its settings are `listener.name.<lower case>.*`. */
+  readonly name: string;
+  readonly port: number;
+  readonly protocol: 'PLAINTEXT' | 'SSL' | 'SASL_PLAINTEXT' | 'SASL_SSL';
+}
+
+export interface ScramUser {
+  readonly mechanism: 'SCRAM-SHA-256' | 'SCRAM-SHA-512';
+  readonly name: string;
+  readonly password: string;
 }
 
 export interface RunningBroker {
@@ -104,14 +126,20 @@ export interface RunningBroker {
 
 function serverProperties(options: BrokerOptions, dataDir: string): string {
   const { port, controllerPort } = options;
+  const extra = options.extraListeners ?? [];
+  const listeners = extra.map((l) => `,${l.name}://127.0.0.1:${l.port}`).join('');
+  const protocols = extra.map((l) => `,${l.name}:${l.protocol}`).join('');
+  const properties = Object.entries(options.extraProperties ?? {})
+    .map(([key, value]) => `${key}=${value}\n`)
+    .join('');
   return `process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:${controllerPort}
-listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}
-advertised.listeners=PLAINTEXT://127.0.0.1:${port}
+listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}${listeners}
+advertised.listeners=PLAINTEXT://127.0.0.1:${port}${listeners}
 inter.broker.listener.name=PLAINTEXT
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT${protocols}
 log.dirs=${dataDir}
 num.partitions=1
 offsets.topic.replication.factor=1
@@ -121,7 +149,7 @@ transaction.state.log.min.isr=1
 transaction.state.log.num.partitions=6
 group.initial.rebalance.delay.ms=0
 auto.create.topics.enable=false
-`;
+${properties}`;
 }
 
 const log4jProperties = `log4j.rootLogger=INFO, file
@@ -192,6 +220,10 @@ async function formatStorage(options: BrokerOptions, configFile: string): Promis
       '-c',
       configFile,
       '-g',
+      ...(options.scramUsers ?? []).flatMap((user) => [
+        '--add-scram',
+        `${user.mechanism}=[name=${user.name},password=${user.password}]`,
+      ]),
     ]);
   } catch (error: unknown) {
     const stderr = error instanceof Error && 'stderr' in error ? String(error.stderr) : '';

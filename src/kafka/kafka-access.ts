@@ -1,0 +1,294 @@
+/**
+ * The start-up check of ferry's access to Kafka: before anything consumes or produces,
+ * every permission ferry will need is exercised once, so a wrong password, an unknown CA
+ * or a missing ACL stops the start with one error naming it instead of failing later in
+ * the middle of a batch (or, for the dead-letter replay, days later).
+ *
+ * What each probe exercises (docs/kafka-security.md has the ACL table):
+ * - connecting: TLS and SASL;
+ * - listing, creating (only when missing) and describing the topics: Topic DESCRIBE
+ *   (CREATE only for topics that do not exist yet), Topic DESCRIBE_CONFIGS;
+ * - the committed offsets of ferry's group and of the replay's progress group: Group
+ *   DESCRIBE, which READ implies;
+ * - a throwaway member of a replay reader group that fetches the commands and
+ *   dead-letter topics and is deleted: Group READ and DELETE on the replay prefix, Topic
+ *   READ;
+ * - aborted transactions under `${clientId}-`, each adding one topic ferry writes
+ *   transactionally: TransactionalId WRITE, Topic WRITE. The aborted probe records are
+ *   never visible at read_committed, which is how every reader of these topics must read;
+ * - initialising a transactional id under the replay's prefix: TransactionalId WRITE.
+ */
+import { randomUUID } from 'node:crypto';
+import kafkajs, { type Admin, Kafka, type LogEntry, logLevel } from 'kafkajs';
+import type { KafkaSecurity } from '../config/kafka-security.ts';
+import { FerryError } from '../errors.ts';
+import type { Logger } from '../observability/logger.ts';
+import { probeReading, probeTransactions, type Step } from './access-probes.ts';
+import { kafkaError, kafkajsSecurity } from './kafka-security.ts';
+import {
+  type ExpectedTopicSettings,
+  judgeTopicSettings,
+  type TopicSettingWarning,
+  topicConfigEntries,
+} from './topic-settings.ts';
+
+export interface KafkaAccessOptions {
+  readonly brokers: readonly string[];
+  readonly clientId: string;
+  readonly security?: KafkaSecurity;
+  readonly logger: Logger;
+  readonly topics: {
+    readonly commands: string;
+    readonly results: string;
+    readonly status: string;
+    readonly dlq: string;
+  };
+  /** Settings of topics ferry creates, and what existing ones are checked against. */
+  readonly topicSettings: ExpectedTopicSettings;
+  /** The largest record ferry writes (FERRY_RECORD_MAX_BYTES). */
+  readonly recordMaxBytes: number;
+  readonly groupId: string;
+  /** The replay's progress group; its reader groups and transactional id share it as a prefix. */
+  readonly replayGroupId: string;
+  /** How long to keep trying brokers that do not answer at all. Default 60 000 ms. */
+  readonly connectTimeoutMs?: number;
+}
+
+const PROBE_TIMEOUT_MS = 30_000;
+
+interface CoordinatorRefusal {
+  readonly type: string;
+  readonly message: string;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new FerryError('kafka', `${what} timed out after ${ms} ms`)),
+      ms,
+    );
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+export class KafkaAccessCheck {
+  readonly #options: KafkaAccessOptions;
+  readonly #kafka: Kafka;
+  /** Without retries: the first connection is retried by {@link #connect}, which stops at a refusal. */
+  readonly #firstContact: Kafka;
+  readonly #log: Logger;
+  /**
+   * What the last FindCoordinator refused, if it did. kafkajs drops that error and throws
+   * "Failed to find group coordinator" instead; it only shows in its debug log, which is
+   * where this is taken from. Reset before each probe.
+   */
+  #coordinatorRefusal: CoordinatorRefusal | undefined;
+
+  constructor(options: KafkaAccessOptions) {
+    this.#options = options;
+    this.#log = options.logger.child({ component: 'kafka-access' });
+    // Nothing is logged from here: every failure of a probe is reported once, classified,
+    // by ferry itself. The debug level only lets the coordinator refusals through.
+    this.#kafka = new Kafka({
+      clientId: options.clientId,
+      brokers: [...options.brokers],
+      ...kafkajsSecurity(options.security),
+      logLevel: logLevel.DEBUG,
+      logCreator: () => (entry) => this.#noteCoordinatorRefusal(entry),
+      connectionTimeout: 3000,
+      retry: { initialRetryTime: 300, retries: 6 },
+    });
+    this.#firstContact = new Kafka({
+      clientId: options.clientId,
+      brokers: [...options.brokers],
+      ...kafkajsSecurity(options.security),
+      logLevel: logLevel.NOTHING,
+      connectionTimeout: 3000,
+      retry: { retries: 0 },
+    });
+  }
+
+  #noteCoordinatorRefusal(entry: LogEntry): void {
+    if (entry.log.message !== 'Tried to find group coordinator') return;
+    const error = (entry.log as { error?: { type?: unknown; message?: unknown } }).error;
+    if (typeof error?.type === 'string' && /AUTHORIZATION_FAILED$/.test(error.type)) {
+      this.#coordinatorRefusal = { type: error.type, message: String(error.message) };
+    }
+  }
+
+  /**
+   * Runs every probe; creates the topics that are missing. @returns the topic settings
+   * that differ from the expected ones (also logged as warnings).
+   * @throws FerryError `kafka_authentication`, `kafka_tls`, `kafka_authorization`,
+   * `kafka_topic_settings`, or `kafka` when the cluster cannot be reached.
+   */
+  async run(): Promise<TopicSettingWarning[]> {
+    const admin = await this.#connect();
+    try {
+      await this.#step('connecting to Kafka', () => admin.connect());
+      await this.#ensureTopics(admin);
+      const warnings = await this.#checkTopicSettings(admin);
+      await this.#step('reading the offsets of the consumer group', () =>
+        admin.fetchOffsets({
+          groupId: this.#options.groupId,
+          topics: [this.#options.topics.commands],
+        }),
+      );
+      await this.#step('reading the dead-letter replay progress', () =>
+        admin.fetchOffsets({
+          groupId: this.#options.replayGroupId,
+          topics: [this.#options.topics.dlq],
+        }),
+      );
+      const { topics, groupId, clientId, replayGroupId } = this.#options;
+      const step: Step = (what, action) => this.#step(what, action);
+      await probeReading(this.#kafka, admin, step, {
+        groupId: `${replayGroupId}.reader.preflight-${randomUUID()}`,
+        topics: [topics.commands, topics.dlq],
+      });
+      await probeTransactions(this.#kafka, step, {
+        transactionalId: `${clientId}-${groupId}-preflight`,
+        topics: [topics.results, topics.dlq, topics.commands],
+        replayTransactionalId: `${replayGroupId}.preflight`,
+      });
+      return warnings;
+    } finally {
+      await admin.disconnect().catch(() => undefined);
+    }
+  }
+
+  /**
+   * Runs one probe, again while Kafka answers with a passing error (a coordinator still
+   * loading on a fresh cluster answers NOT_COORDINATOR for a while); a refusal ends it.
+   */
+  async #step<T>(what: string, action: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + PROBE_TIMEOUT_MS;
+    for (let attempt = 1; ; attempt++) {
+      this.#coordinatorRefusal = undefined;
+      try {
+        return await withTimeout(action(), PROBE_TIMEOUT_MS, what);
+      } catch (error: unknown) {
+        // Set by the log hook while the probe ran, which TypeScript cannot see.
+        const refusal = this.#coordinatorRefusal as CoordinatorRefusal | undefined;
+        if (refusal && error instanceof Error && error.name === 'KafkaJSGroupCoordinatorNotFound') {
+          const cause = Object.assign(new Error(refusal.message), { type: refusal.type });
+          throw kafkaError(cause, `${what}: finding the coordinator`);
+        }
+        const failure = kafkaError(error, what);
+        if (failure.code !== 'kafka' || !isRetriable(error) || Date.now() > deadline) {
+          throw failure;
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 200 * attempt)));
+      }
+    }
+  }
+
+  /** Connects, retrying brokers that do not answer; a refusal ends it at once. */
+  async #connect(): Promise<Admin> {
+    const deadline = Date.now() + (this.#options.connectTimeoutMs ?? 60_000);
+    for (let attempt = 1; ; attempt++) {
+      // This loop retries; kafkajs's own retries would only delay a refusal.
+      const admin = this.#firstContact.admin();
+      try {
+        await admin.connect();
+        await admin.describeCluster();
+        await admin.disconnect();
+        return this.#kafka.admin();
+      } catch (error: unknown) {
+        await admin.disconnect().catch(() => undefined);
+        const failure = kafkaError(error, 'connecting to Kafka');
+        if (failure.code !== 'kafka' || Date.now() > deadline) throw failure;
+        this.#log.warn({ attempt, err: failure.message }, 'Kafka does not answer yet; retrying');
+        await new Promise((resolve) => setTimeout(resolve, Math.min(5_000, 500 * attempt)));
+      }
+    }
+  }
+
+  #topicNames(): string[] {
+    const { commands, results, status, dlq } = this.#options.topics;
+    return [commands, results, status, dlq];
+  }
+
+  async #ensureTopics(admin: Admin): Promise<void> {
+    const existing = new Set(await this.#step('listing topics', () => admin.listTopics()));
+    const missing = this.#topicNames().filter((topic) => !existing.has(topic));
+    if (missing.length === 0) return;
+    const settings = this.#options.topicSettings;
+    const configEntries = topicConfigEntries(settings);
+    try {
+      await admin.createTopics({
+        waitForLeaders: true,
+        topics: missing.map((topic) => ({
+          topic,
+          numPartitions: settings.partitions,
+          replicationFactor: settings.replicationFactor,
+          configEntries,
+        })),
+      });
+      this.#log.info({ topics: missing }, 'created the missing topics');
+    } catch (error: unknown) {
+      // Another replica may have created them between list and create.
+      if (error instanceof Error && /already exists/i.test(error.message)) return;
+      throw kafkaError(
+        error,
+        `topics ${missing.join(', ')} do not exist (or ferry may not DESCRIBE them), and creating them failed; create them beforehand or grant CREATE`,
+      );
+    }
+  }
+
+  async #checkTopicSettings(admin: Admin): Promise<TopicSettingWarning[]> {
+    const topics = this.#topicNames();
+    const { results, status, dlq } = this.#options.topics;
+    const metadata = await this.#step('describing the topics', () =>
+      admin.fetchTopicMetadata({ topics }),
+    );
+    const described = await this.#step('describing the topic configs', () =>
+      admin.describeConfigs({
+        includeSynonyms: false,
+        resources: topics.map((name) => ({
+          type: kafkajs.ConfigResourceTypes.TOPIC,
+          name,
+          configNames: ['min.insync.replicas', 'max.message.bytes'],
+        })),
+      }),
+    );
+    const actual = topics.map((topic) => {
+      const partitions = metadata.topics.find((t) => t.name === topic)?.partitions ?? [];
+      const entries =
+        described.resources.find((r) => r.resourceName === topic)?.configEntries ?? [];
+      const setting = (name: string) => {
+        const value = entries.find((e) => e.configName === name)?.configValue;
+        return value === undefined ? undefined : Number(value);
+      };
+      const maxMessageBytes = setting('max.message.bytes');
+      return {
+        topic,
+        replicas: Math.min(...partitions.map((p) => p.replicas.length)),
+        minInsyncReplicas: setting('min.insync.replicas') ?? 1,
+        ...(maxMessageBytes !== undefined ? { maxMessageBytes } : {}),
+        writtenByFerry: topic === results || topic === status || topic === dlq,
+      };
+    });
+    const warnings = judgeTopicSettings(
+      actual,
+      this.#options.topicSettings,
+      this.#options.recordMaxBytes,
+    );
+    for (const warning of warnings) {
+      this.#log.warn(
+        warning,
+        `topic ${warning.topic} has ${warning.setting}=${warning.actual}, below the configured ${warning.expected}: fewer broker failures are survived than intended`,
+      );
+    }
+    return warnings;
+  }
+}
+
+/** Whether kafkajs marks the error, or one it wraps, as passing. */
+function isRetriable(error: unknown, depth = 0): boolean {
+  if (typeof error !== 'object' || error === null || depth > 5) return false;
+  const record = error as { retriable?: unknown; cause?: unknown; originalError?: unknown };
+  if (record.retriable === true) return true;
+  return isRetriable(record.cause, depth + 1) || isRetriable(record.originalError, depth + 1);
+}
