@@ -1,7 +1,11 @@
 import { createServer } from 'node:net';
 import type { TestContext } from 'node:test';
 import { AdminServer, type AdminServerOptions } from '../../src/admin/admin-server.ts';
-import type { DeadLetterReplayer, ReplayRequest } from '../../src/admin/dead-letter-replay.ts';
+import type {
+  DeadLetterReplayer,
+  ListRequest,
+  ReplayRequest,
+} from '../../src/admin/dead-letter-replay.ts';
 import { AdminService } from '../../src/admin/gen/ferry/admin/v1/admin_pb.ts';
 import { Health } from '../../src/admin/gen/grpc/health/v1/health_pb.ts';
 import { type ClientOf, GrpcClient } from '../../src/admin/grpc-client.ts';
@@ -20,6 +24,11 @@ export class RecordingReplayer implements DeadLetterReplayer {
   async replay(request: ReplayRequest) {
     this.requests.push(request);
     return { replayed: 0, scanned: 0, skipped: 0, alreadyReplayed: 0, limitReached: false };
+  }
+  readonly listRequests: ListRequest[] = [];
+  async list(request: ListRequest) {
+    this.listRequests.push(request);
+    return { deadLetters: [], scanned: 0, limitReached: false };
   }
 }
 
