@@ -1210,12 +1210,16 @@ export const PauseReasonSchema: GenEnum<PauseReason> = /*@__PURE__*/
   enumDesc(file_ferry_admin_v1_admin, 0);
 
 /**
- * Every RPC needs `authorization: Bearer <FERRY_ADMIN_TOKEN>` metadata.
- * Gateway outcomes map to status codes: `Access denied` -> PERMISSION_DENIED,
- * a request that breaks a spec rule -> INVALID_ARGUMENT (message names the field),
- * gateway unreachable or malformed -> UNAVAILABLE, deadline -> DEADLINE_EXCEEDED,
- * an item with success false -> FAILED_PRECONDITION (NOT_FOUND for an unknown message)
- * with the gateway's text.
+ * Every RPC needs `authorization: Bearer <FERRY_ADMIN_TOKEN>` metadata (else
+ * UNAUTHENTICATED). Status codes (docs/admin-api.md, Error model): `Access denied` ->
+ * PERMISSION_DENIED; a request that breaks a spec rule or a limit -> INVALID_ARGUMENT
+ * (message names the field); gateway or Kafka unreachable, timed out or malformed ->
+ * UNAVAILABLE (safe to retry for reads); the call's deadline -> DEADLINE_EXCEEDED (the
+ * gateway request is aborted); an item with success false -> FAILED_PRECONDITION
+ * (NOT_FOUND for an unknown message) with the gateway's text; a request message over
+ * the size limit -> RESOURCE_EXHAUSTED; a dead-letter replay already running here ->
+ * FAILED_PRECONDITION. A paused pipeline refuses nothing: gateway RPCs still run.
+ * Reads are idempotent; service-config.json (next to this file) retries them.
  *
  * @generated from service ferry.admin.v1.AdminService
  */
