@@ -35,7 +35,12 @@ export const DEAD_LETTER = {
 export interface RunningFerry {
   /** `127.0.0.1:port` of its admin API. */
   readonly address: string;
+  /** `http://127.0.0.1:port` of its HTTP server (metrics, callbacks, probes). */
+  readonly httpUrl: string;
 }
+
+/** The running ferry's bounds, small enough for a test to cross them. */
+export const RUNNING_LIMITS = { grpcMaxReceiveBytes: 8192, httpMaxHeaderBytes: 4096 };
 
 /** Starts ferry as a process (`node src/main.ts`) with an admin token, on loopback. */
 export async function startRunningFerry(t: TestContext): Promise<RunningFerry> {
@@ -56,10 +61,13 @@ export async function startRunningFerry(t: TestContext): Promise<RunningFerry> {
     FERRY_KAFKA_SESSION_TIMEOUT_MS: '6000',
     FERRY_REQUEST_TIMEOUT_MS: '2000',
     FERRY_SHUTDOWN_GRACE_MS: '2000',
+    FERRY_GRPC_MAX_RECEIVE_BYTES: String(RUNNING_LIMITS.grpcMaxReceiveBytes),
+    FERRY_HTTP_MAX_HEADER_BYTES: String(RUNNING_LIMITS.httpMaxHeaderBytes),
   });
   await waitForLog(ferry, 'ferry is running', 60_000);
   const port = /"grpcPort":(\d+)/.exec(ferry.output())?.[1];
-  assert.ok(port, 'ferry logged its gRPC port');
+  const httpPort = /"httpPort":(\d+)/.exec(ferry.output())?.[1];
+  assert.ok(port && httpPort, 'ferry logged its ports');
   await produce(t, [
     {
       topic: topics.dlq,
@@ -68,7 +76,7 @@ export async function startRunningFerry(t: TestContext): Promise<RunningFerry> {
       headers: { 'ferry-error': DEAD_LETTER.error, 'ferry-delivery': 'unsent' },
     },
   ]);
-  return { address: `127.0.0.1:${port}` };
+  return { address: `127.0.0.1:${port}`, httpUrl: `http://127.0.0.1:${httpPort}` };
 }
 
 type Json = Record<string, unknown>;

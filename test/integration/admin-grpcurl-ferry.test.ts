@@ -18,6 +18,8 @@ import {
   assertEveryMethodCovered,
   FERRY_TOKEN,
   methodCalls,
+  PACKAGE_VERSION,
+  RUNNING_LIMITS,
   startRunningFerry,
 } from './admin-cli-calls.ts';
 
@@ -102,4 +104,46 @@ describe('grpcurl against a running ferry', async () => {
       status: 'SERVING',
     });
   });
+
+  test('the configured limits and the build info, on the running process (grpcurl, curl)', async (t) => {
+    const { address, httpUrl } = await startRunningFerry(t);
+    const big = JSON.stringify({ template: 'x'.repeat(RUNNING_LIMITS.grpcMaxReceiveBytes) });
+    const refused = await grpcurl([
+      '-H',
+      `authorization: Bearer ${FERRY_TOKEN}`,
+      '-d',
+      big,
+      address,
+      'ferry.admin.v1.AdminService/CreateTemplate',
+    ]);
+    assert.match(refused.stderr, /Code: ResourceExhausted/, refused.stderr);
+
+    const metrics = await curl([`${httpUrl}/metrics`]);
+    assert.ok(
+      metrics.includes(
+        `\nferry_build_info{version="${PACKAGE_VERSION}",node="${process.versions.node}"} 1\n`,
+      ),
+      'ferry_build_info on /metrics',
+    );
+    const header = `X-Big: ${'a'.repeat(RUNNING_LIMITS.httpMaxHeaderBytes * 2)}`;
+    const status = await curl([
+      '-o',
+      '/dev/null',
+      '-w',
+      '%{http_code}',
+      '-H',
+      header,
+      `${httpUrl}/metrics`,
+    ]);
+    assert.equal(status, '431');
+  });
 });
+
+function curl(args: readonly string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile('curl', ['-s', '--max-time', '10', ...args], (error, stdout) => {
+      if (error && typeof error.code !== 'number') reject(error);
+      else resolve(stdout);
+    });
+  });
+}
