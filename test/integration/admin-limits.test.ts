@@ -4,7 +4,7 @@
  * API beyond loopback.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { connect, createServer, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
@@ -169,6 +169,45 @@ describe('admin API limits', async () => {
       closedAfter < 2000,
       `ferry closed its gateway connection ${closedAfter} ms in, before the 3 s answer`,
     );
+  });
+});
+
+describe('admin API limits seen by grpcurl', async () => {
+  test('-max-time 0.3 against a 3 s gateway is DeadlineExceeded within a second', async (t) => {
+    const { address, emulator } = await startAdmin(t);
+    emulator.setKnobs({ latencyMs: 3000 });
+    const started = Date.now();
+    const outcome = await grpcurl([
+      '-H',
+      `authorization: Bearer ${ADMIN_TOKEN}`,
+      '-max-time',
+      '0.3',
+      address,
+      'ferry.admin.v1.AdminService/GetBalance',
+    ]);
+    assert.match(outcome.out, /Code: DeadlineExceeded/, outcome.out);
+    assert.ok(Date.now() - started < 1500, 'grpcurl did not wait for the gateway');
+  });
+
+  test('two grpcurl Health/Watch streams fill a bound of 2; a third is ResourceExhausted', async (t) => {
+    const { address } = await startAdmin(t, {
+      limits: { ...defaultAdminLimits, maxHealthWatches: 2 },
+    });
+    const watchers = [0, 1].map(() => {
+      const child = spawn(findTool('grpcurl'), [
+        '-plaintext',
+        address,
+        'grpc.health.v1.Health/Watch',
+      ]);
+      t.after(() => {
+        child.kill();
+      });
+      return child;
+    });
+    // Each watcher prints the first status once its stream is open.
+    await Promise.all(watchers.map((child) => once(child.stdout, 'data')));
+    const third = await grpcurl([address, 'grpc.health.v1.Health/Watch']);
+    assert.match(third.out, /Code: ResourceExhausted/, third.out);
   });
 });
 
