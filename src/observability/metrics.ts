@@ -100,6 +100,16 @@ export interface FerryMetrics {
   readonly consumerCrashes: Counter;
   /** `ferry_reconciliations_total{outcome}`: commands in doubt looked up with `status` before a resend; `found` ones were not sent again. */
   readonly reconciliations: Counter<'outcome'>;
+  /** `ferry_end_to_end_seconds{type}`: from a command record's Kafka timestamp to its result committed; `type` via {@link boundedTypeLabel}. */
+  readonly endToEnd: Histogram<'type'>;
+  /** `ferry_messages_sent_total{channel}`: operations the gateway accepted, by channel (sms, viber, rcs, telegram, voice, pipeline, …). */
+  readonly messagesSent: Counter<'channel'>;
+  /** `ferry_receipts_total{channel}`: delivery-status callbacks written as status events, by channel (`unknown` when ferry cannot tell). */
+  readonly receipts: Counter<'channel'>;
+  /** `ferry_oldest_uncommitted_seconds{partition}`: age of the oldest command read and not yet committed, per owned partition (0 when none). */
+  readonly oldestUncommitted: Gauge<'partition'>;
+  /** `ferry_commands_in_doubt`: commands that may have been sent and whose outcome is not settled yet. */
+  readonly commandsInDoubt: Gauge;
   /** `ferry_build_info{version,node}`: 1, labelled with the ferry release and the Node version. */
   readonly buildInfo: Gauge<'version' | 'node'>;
 }
@@ -111,6 +121,11 @@ export const ENVELOPE_OPERATIONS_BUCKETS: readonly number[] = [
 /** `ferry_gateway_request_duration_seconds` buckets: 1 ms to 30 s. */
 export const GATEWAY_DURATION_BUCKETS_SECONDS: readonly number[] = [
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30,
+];
+
+/** `ferry_end_to_end_seconds` buckets: 25 ms to 60 s, with 2 s (the latency objective) as a bound. */
+export const END_TO_END_BUCKETS_SECONDS: readonly number[] = [
+  0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60,
 ];
 
 /**
@@ -248,6 +263,36 @@ export function createMetrics(registry: Registry = new Registry()): FerryMetrics
       name: 'ferry_reconciliations_total',
       help: 'Commands in doubt looked up with the status operation before a resend, by outcome (found: not sent again).',
       labelNames: ['outcome'] as const,
+      registers,
+    }),
+    endToEnd: new Histogram({
+      name: 'ferry_end_to_end_seconds',
+      help: "Seconds from a command record's Kafka timestamp to its result committed, by operation type.",
+      labelNames: ['type'] as const,
+      buckets: [...END_TO_END_BUCKETS_SECONDS],
+      registers,
+    }),
+    messagesSent: new Counter({
+      name: 'ferry_messages_sent_total',
+      help: 'Operations the gateway accepted, by channel.',
+      labelNames: ['channel'] as const,
+      registers,
+    }),
+    receipts: new Counter({
+      name: 'ferry_receipts_total',
+      help: 'Delivery-status callbacks written as status events, by channel (unknown when ferry cannot tell).',
+      labelNames: ['channel'] as const,
+      registers,
+    }),
+    oldestUncommitted: new Gauge({
+      name: 'ferry_oldest_uncommitted_seconds',
+      help: 'Age of the oldest command read and not yet committed, per owned partition (0 when none).',
+      labelNames: ['partition'] as const,
+      registers,
+    }),
+    commandsInDoubt: new Gauge({
+      name: 'ferry_commands_in_doubt',
+      help: 'Commands that may have been sent and whose outcome is not settled yet.',
       registers,
     }),
     buildInfo: new Gauge({
