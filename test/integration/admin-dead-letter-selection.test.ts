@@ -5,7 +5,10 @@
  * selected commands, the others stay dead letters).
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { promisify } from 'node:util';
 import { timestampFromMs } from '@bufbuild/protobuf/wkt';
 import { AdminService } from '../../src/admin/gen/ferry/admin/v1/admin_pb.ts';
 import { GrpcClient } from '../../src/admin/grpc-client.ts';
@@ -13,6 +16,7 @@ import { FIXTURE_PHONE, FIXTURE_SENDER } from '../fixtures/operations.ts';
 import { produce, startEmulator, startFerry } from '../helpers/ferry.ts';
 
 const ids = [7101, 7102, 7103, 7104, 7105];
+const launcher = join(import.meta.dirname, '../../bin/ferryctl.mjs');
 
 function sms(id: number) {
   return JSON.stringify({
@@ -132,5 +136,24 @@ describe('dead letters through the admin API of a running ferry', async () => {
         .sort(),
       ['7102', '7104'],
     );
+
+    // The same through ferryctl, as an operator reads it: one line per dead letter.
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [launcher, 'dlq', 'list', '--error-contains', 'timed out', '--not-in-doubt'],
+      {
+        env: { ...process.env, FERRY_ADMIN_ADDRESS: `127.0.0.1:${ferry.daemon.admin.port}` },
+        timeout: 60_000,
+      },
+    );
+    const lines = stdout.trim().split('\n');
+    assert.equal(lines.at(-1), '3 dead letters (scanned 5)');
+    const byKey = new Map(lines.slice(0, -1).map((line) => [/key=(\d+)/.exec(line)?.[1], line]));
+    assert.deepEqual([...byKey.keys()].sort(), ['7101', '7102', '7104']);
+    assert.match(
+      byKey.get('7102') ?? '',
+      /\tsms\tkey=7102\tunsent\tgateway request timed out\t\[replayed\]$/,
+    );
+    assert.doesNotMatch(byKey.get('7101') ?? '', /replayed/);
   });
 });
