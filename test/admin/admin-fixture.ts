@@ -17,6 +17,8 @@ import { InMemoryPipeline } from './in-memory-pipeline.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 export const API_KEY = 'emulator-key';
+/** The release the fixture's GetPipelineState reports. */
+export const FIXTURE_VERSION = '9.8.7-test';
 
 /** A replayer that records what it was asked (the Kafka one is tested against the broker). */
 export class RecordingReplayer implements DeadLetterReplayer {
@@ -83,6 +85,7 @@ export async function startAdmin(
     adminToken: ADMIN_TOKEN,
     isKafkaConnected: () => kafka.connected,
     logger: createLogger({ level: 'silent' }),
+    version: FIXTURE_VERSION,
     ...overrides,
   });
   await server.start();

@@ -9,7 +9,12 @@ import { createAdminHandlers } from '../../src/admin/admin-handlers.ts';
 import { RpcError } from '../../src/admin/admin-status.ts';
 import { AdminService } from '../../src/admin/gen/ferry/admin/v1/admin_pb.ts';
 import { implementService, serviceDefinition } from '../../src/admin/grpc-service.ts';
-import { ADMIN_TOKEN, RecordingReplayer, startAdmin } from '../admin/admin-fixture.ts';
+import {
+  ADMIN_TOKEN,
+  FIXTURE_VERSION,
+  RecordingReplayer,
+  startAdmin,
+} from '../admin/admin-fixture.ts';
 
 const run = promisify(execFile);
 const launcher = join(import.meta.dirname, '../../bin/ferryctl.mjs');
@@ -71,6 +76,9 @@ describe('ferryctl', async () => {
     const human = await ferryctl(['state', '--address', address, '--token', ADMIN_TOKEN]);
     assert.equal(human.code, 0, human.stderr);
     assert.match(human.stdout, /paused: true/);
+    assert.match(human.stdout, new RegExp(`^version: ${FIXTURE_VERSION}$`, 'm'));
+    const state = await ferryctl(['state', '--json'], env);
+    assert.equal((JSON.parse(state.stdout) as { version?: string }).version, FIXTURE_VERSION);
   });
 
   test('a wrong token exits 1 naming UNAUTHENTICATED', async (t) => {

@@ -12,6 +12,7 @@ import {
   ADMIN_TOKEN,
   API_KEY,
   closedPort,
+  FIXTURE_VERSION,
   RecordingReplayer,
   startAdmin,
 } from '../admin/admin-fixture.ts';
@@ -171,7 +172,9 @@ describe('admin API against the emulator', async () => {
     assert.equal(paused.state?.paused, true);
     assert.deepEqual(paused.state?.pauseReasons, [PauseReason.OPERATOR]);
     pipeline.stopForAccessDenied('Access denied');
-    const state = (await admin.unary('getPipelineState', {})).state;
+    const answer = await admin.unary('getPipelineState', {});
+    assert.equal(answer.version, FIXTURE_VERSION);
+    const state = answer.state;
     assert.deepEqual(state?.pauseReasons, [PauseReason.OPERATOR, PauseReason.ACCESS_DENIED]);
     assert.equal(state?.lastError, 'Access denied');
     assert.deepEqual(
