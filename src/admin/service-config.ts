@@ -3,7 +3,7 @@
  * (proto/ferry/admin/v1/service-config.json, shipped with the proto): retries of the
  * idempotent reads on UNAVAILABLE, so a replica restarting or a connection dropped
  * under a read costs the caller a short delay instead of an error. Calls that change
- * something (pause, replay, template changes, HLR and OTP, which the gateway bills)
+ * something (pause, replay, template changes, an OTP call, an HLR lookup under a client id)
  * are never retried by the client: it cannot know whether the first attempt ran.
  */
 import type { ChannelOptions } from '@grpc/grpc-js';
