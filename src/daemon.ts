@@ -14,6 +14,7 @@ import { BalancePoller } from './pipeline/balance-poller.ts';
 import { Pipeline } from './pipeline/pipeline.ts';
 import { GatewayClient } from './upstream/gateway-client.ts';
 import { GatewayHttp } from './upstream/gateway-http.ts';
+import { FERRY_VERSION } from './version.ts';
 
 export interface DaemonOptions {
   readonly config: Config;
@@ -129,6 +130,8 @@ export class Daemon implements HealthSource {
       host: config.FERRY_HTTP_HOST,
       port: config.FERRY_HTTP_PORT,
       logger,
+      maxConnections: config.FERRY_HTTP_MAX_CONNECTIONS,
+      maxHeaderBytes: config.FERRY_HTTP_MAX_HEADER_BYTES,
       // A callback that misses the route (a public URL set with /callbacks twice, an
       // old path) is a lost delivery receipt: counted, so an alert can see it.
       onNotFound: (pathname) => {
@@ -202,6 +205,12 @@ export class Daemon implements HealthSource {
       tls: tlsFiles,
       isKafkaConnected: () => this.#kafkaConnected && this.pipeline.running,
       logger,
+      limits: {
+        maxReceiveBytes: config.FERRY_GRPC_MAX_RECEIVE_BYTES,
+        maxConcurrentStreams: config.FERRY_GRPC_MAX_CONCURRENT_STREAMS,
+        maxHealthWatches: config.FERRY_GRPC_MAX_HEALTH_WATCHES,
+      },
+      version: FERRY_VERSION,
     });
     this.#balance = new BalancePoller({
       gateway: this.gateway,

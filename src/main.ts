@@ -9,6 +9,13 @@ import { EXIT_CODES, exitCodeOf } from './exit-codes.ts';
 import { refusalError } from './kafka/kafka-security.ts';
 import { createLogger } from './observability/logger.ts';
 import { createMetrics } from './observability/metrics.ts';
+import { FERRY_VERSION } from './version.ts';
+
+// Before the configuration is read, so it answers without any FERRY_* variable set.
+if (process.argv.includes('--version')) {
+  process.stdout.write(`ferry ${FERRY_VERSION}\n`);
+  process.exit(0);
+}
 
 function loadConfig() {
   try {

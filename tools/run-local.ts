@@ -33,6 +33,8 @@ const ferryEnv = {
   FERRY_ASYNC_BASE_URL: emulatorUrl,
   FERRY_HTTP_HOST: '127.0.0.1',
   FERRY_HTTP_PORT: httpPort,
+  // The admin API answers this machine only: the local token is no secret, and there is no TLS.
+  FERRY_GRPC_HOST: '127.0.0.1',
   FERRY_GRPC_PORT: grpcPort,
   FERRY_CALLBACK_PUBLIC_URL: ferryUrl,
   FERRY_CALLBACK_TOKEN: callbackToken,

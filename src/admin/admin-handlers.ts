@@ -17,6 +17,7 @@ import {
   sendersResponse,
 } from './admin-payloads.ts';
 import { RpcError } from './admin-status.ts';
+import { deadLetterMessage, selectionOf } from './dead-letter-messages.ts';
 import type { DeadLetterReplayer } from './dead-letter-replay.ts';
 import {
   type AdminService,
@@ -34,6 +35,8 @@ export interface AdminHandlersOptions {
   readonly gateway: SyncCaller;
   readonly pipeline: PipelineControl;
   readonly deadLetters: DeadLetterReplayer;
+  /** The release GetPipelineState reports. */
+  readonly version?: string;
 }
 
 export type AdminServiceHandlers = ServiceHandlers<MethodsOf<typeof AdminService>>;
@@ -41,6 +44,16 @@ export type AdminServiceHandlers = ServiceHandlers<MethodsOf<typeof AdminService
 /** Default and ceiling of `ReplayDeadLettersRequest.limit` (0 means the default). */
 export const REPLAY_DEFAULT_LIMIT = 1000;
 export const REPLAY_MAX_LIMIT = 100_000;
+/** Default and ceiling of `ListDeadLettersRequest.limit` (0 means the default). */
+export const LIST_DEFAULT_LIMIT = 100;
+export const LIST_MAX_LIMIT = 1000;
+
+/** A request's limit: 0 means `fallback`; beyond `max` is INVALID_ARGUMENT. */
+function limitOf(requested: number, fallback: number, max: number): number {
+  const limit = requested === 0 ? fallback : requested;
+  if (limit > max) throw new RpcError(status.INVALID_ARGUMENT, `limit: must be at most ${max}`);
+  return limit;
+}
 
 /**
  * The data of a successful item; a failed item (spec: Response item, `success`
@@ -87,6 +100,7 @@ export function pipelineStateMessage(
 /** Builds the handlers of every AdminService RPC. */
 export function createAdminHandlers(options: AdminHandlersOptions): AdminServiceHandlers {
   const { gateway, pipeline, deadLetters } = options;
+  const version = options.version ?? '';
 
   /** One operation on the sync endpoint; the item's data when it succeeded. */
   async function call(
@@ -166,21 +180,37 @@ export function createAdminHandlers(options: AdminHandlersOptions): AdminService
       return { state: pipelineStateMessage(pipeline.state()) };
     },
     async getPipelineState() {
-      return { state: pipelineStateMessage(pipeline.state()) };
+      return { state: pipelineStateMessage(pipeline.state()), version };
     },
     async replayDeadLetters(request, context) {
-      const limit = request.limit === 0 ? REPLAY_DEFAULT_LIMIT : request.limit;
-      if (limit > REPLAY_MAX_LIMIT) {
-        throw new RpcError(status.INVALID_ARGUMENT, `limit: must be at most ${REPLAY_MAX_LIMIT}`);
-      }
       const outcome = await deadLetters.replay({
-        limit,
-        ...(request.errorContains ? { errorContains: request.errorContains } : {}),
-        ...(request.type ? { type: request.type } : {}),
+        ...selectionOf(request),
+        limit: limitOf(request.limit, REPLAY_DEFAULT_LIMIT, REPLAY_MAX_LIMIT),
         ...(request.includeInDoubt ? { includeInDoubt: true } : {}),
+        ...(request.dryRun ? { dryRun: true } : {}),
         signal: context.signal,
       });
-      return outcome;
+      const { wouldReplay, ...counts } = outcome;
+      return {
+        ...counts,
+        // What a dry run shows is what would be sent: the command itself included.
+        wouldReplay: (wouldReplay ?? []).map((record) => deadLetterMessage(record, false, true)),
+      };
+    },
+    async listDeadLetters(request, context) {
+      const listing = await deadLetters.list({
+        ...selectionOf(request),
+        ...(request.inDoubt === undefined ? {} : { inDoubt: request.inDoubt }),
+        limit: limitOf(request.limit, LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT),
+        signal: context.signal,
+      });
+      return {
+        deadLetters: listing.deadLetters.map(({ record, replayed }) =>
+          deadLetterMessage(record, replayed, request.includeValue),
+        ),
+        scanned: listing.scanned,
+        limitReached: listing.limitReached,
+      };
     },
   };
 }

@@ -11,6 +11,7 @@ import type { Logger } from '../observability/logger.ts';
 import type { PipelineControl } from '../pipeline/pipeline-control.ts';
 import { bearerTokenGate } from './admin-auth.ts';
 import { createAdminHandlers, type SyncCaller } from './admin-handlers.ts';
+import { type AdminLimits, defaultAdminLimits, grpcServerOptions } from './admin-limits.ts';
 import type { DeadLetterReplayer } from './dead-letter-replay.ts';
 import { AdminService, file_ferry_admin_v1_admin } from './gen/ferry/admin/v1/admin_pb.ts';
 import { file_grpc_health_v1_health, Health } from './gen/grpc/health/v1/health_pb.ts';
@@ -42,6 +43,10 @@ export interface AdminServerOptions {
   /** Health says SERVING only while this answers true. */
   readonly isKafkaConnected: () => boolean;
   readonly logger: Logger;
+  /** Message, stream and Health.Watch bounds; default `defaultAdminLimits`. */
+  readonly limits?: AdminLimits | undefined;
+  /** The release GetPipelineState reports. */
+  readonly version?: string | undefined;
 }
 
 type ServerState = 'new' | 'starting' | 'running' | 'stopping' | 'stopped';
@@ -129,15 +134,25 @@ export class AdminServer {
 
   #build(): Server {
     const options = this.#options;
-    const server = new Server();
+    const limits = options.limits ?? defaultAdminLimits;
+    const server = new Server(grpcServerOptions(limits));
     const gate = options.adminToken ? bearerTokenGate(options.adminToken) : undefined;
     server.addService(
       serviceDefinition(AdminService),
-      implementService(AdminService, createAdminHandlers(options), {
-        ...(gate ? { gate } : {}),
-        stopSignal: this.#callStop.signal,
-        onCallEnd: this.#onCallEnd,
-      }),
+      implementService(
+        AdminService,
+        createAdminHandlers({
+          gateway: options.gateway,
+          pipeline: options.pipeline,
+          deadLetters: options.deadLetters,
+          ...(options.version === undefined ? {} : { version: options.version }),
+        }),
+        {
+          ...(gate ? { gate } : {}),
+          stopSignal: this.#callStop.signal,
+          onCallEnd: this.#onCallEnd,
+        },
+      ),
     );
     server.addService(
       serviceDefinition(Health),
@@ -146,6 +161,7 @@ export class AdminServer {
         createHealthHandlers({
           services: [adminServiceName],
           isServing: () => this.#state === 'running' && options.isKafkaConnected(),
+          maxWatches: limits.maxHealthWatches,
         }),
         { stopSignal: this.#watchStop.signal },
       ),
@@ -188,6 +204,14 @@ export class AdminServer {
         },
         'admin server listening',
       );
+      if (!this.#options.tls && !isLoopback(this.#options.host)) {
+        // The bearer token and every answer (balances, HLR results, dead letters with
+        // phone numbers) cross the network in clear text.
+        this.#log.warn(
+          { host: this.#options.host, port: this.#port },
+          'the admin API listens beyond loopback WITHOUT TLS: the admin token and every answer travel in clear text; set FERRY_GRPC_TLS_CERT_FILE and FERRY_GRPC_TLS_KEY_FILE, or FERRY_GRPC_HOST=127.0.0.1',
+        );
+      }
     } catch (error: unknown) {
       this.#state = 'new';
       throw error;

@@ -7,22 +7,23 @@
  */
 import { FerryError } from '../errors.ts';
 import {
+  type DeadLetter,
+  matchesFilter,
+  originalHeaders,
+  type ReplayFilter,
+} from './dead-letter-filter.ts';
+import { type DeadLetterListing, type ListRequest, listDeadLetters } from './dead-letter-list.ts';
+import {
   MAX_PROGRESS_METADATA_CHARS,
   nextProgress,
   OffsetRanges,
   type PartitionProgress,
 } from './replay-progress.ts';
 
+export type { DeadLetter, DeadLetterPosition } from './dead-letter-filter.ts';
+export { matchesFilter, originalHeaders } from './dead-letter-filter.ts';
+export type { DeadLetterListing, ListedDeadLetter, ListRequest } from './dead-letter-list.ts';
 export type { PartitionProgress } from './replay-progress.ts';
-
-/** One record of the dead-letter topic. */
-export interface DeadLetter {
-  readonly partition: number;
-  readonly offset: number;
-  readonly key: Buffer | null;
-  readonly value: Buffer | null;
-  readonly headers: Readonly<Record<string, string>>;
-}
 
 /** A record to produce to the commands topic. */
 export interface ReplayRecord {
@@ -71,18 +72,14 @@ export interface DeadLetterLog {
   ): Promise<void>;
 }
 
-export interface ReplayRequest {
+export interface ReplayRequest extends ReplayFilter {
   /** Most dead letters to replay in this call. */
   readonly limit: number;
-  /** Only dead letters whose `ferry-error` header contains this text, case-insensitive. */
-  readonly errorContains?: string;
-  /** Only dead letters whose command `type` is exactly this. */
-  readonly type?: string;
   /**
-   * Also dead letters marked `ferry-delivery: in_doubt` (the gateway may have the command
-   * already: replaying it may send it twice). Default false: only proven-unsent ones.
+   * Select and report (`wouldReplay`) without producing or committing anything, and without
+   * taking the replay over from one in progress. Covers at most one chunk (REPLAY_CHUNK).
    */
-  readonly includeInDoubt?: boolean;
+  readonly dryRun?: boolean;
   readonly signal?: AbortSignal;
 }
 
@@ -97,28 +94,17 @@ export interface ReplayOutcome {
   readonly alreadyReplayed: number;
   /** The scan stopped before the end of the topic (limit, or the progress record is full). */
   readonly limitReached: boolean;
+  /** Dry run only: the dead letters a replay would re-produce, in scan order. */
+  readonly wouldReplay?: readonly DeadLetter[];
 }
 
 /** What the admin API calls. */
 export interface DeadLetterReplayer {
   /** @throws FerryError `illegal_state` while another replay runs; `kafka`; `aborted`. */
   replay(request: ReplayRequest): Promise<ReplayOutcome>;
+  /** Reads dead letters and changes nothing. @throws FerryError `kafka`; `aborted`. */
+  list(request: ListRequest): Promise<DeadLetterListing>;
 }
-
-const ERROR_HEADER = 'ferry-error';
-const DELIVERY_HEADER = 'ferry-delivery';
-const TRUNCATED_HEADER = 'ferry-truncated';
-
-/** The headers ferry adds when it dead-letters a record; every other header is the command's. */
-const deadLetterHeaders: ReadonlySet<string> = new Set([
-  ERROR_HEADER,
-  DELIVERY_HEADER,
-  TRUNCATED_HEADER,
-  'ferry-original-bytes',
-  'ferry-source-topic',
-  'ferry-source-partition',
-  'ferry-source-offset',
-]);
 
 /**
  * Dead letters replayed per transaction: each chunk commits its records with the
@@ -127,41 +113,9 @@ const deadLetterHeaders: ReadonlySet<string> = new Set([
  */
 export const REPLAY_CHUNK = 1000;
 
-/** The command's own headers (`ferry-transport` among them), without those dead-lettering added. */
-export function originalHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(headers).filter(([name]) => !deadLetterHeaders.has(name.toLowerCase())),
-  );
-}
-
-function commandType(value: Buffer | null): string | undefined {
-  if (value === null) return undefined;
-  try {
-    const parsed: unknown = JSON.parse(value.toString('utf8'));
-    if (typeof parsed === 'object' && parsed !== null && 'type' in parsed) {
-      return typeof parsed.type === 'string' ? parsed.type : undefined;
-    }
-  } catch {
-    // Not JSON (a command that could not be parsed): it has no type to match.
-  }
-  return undefined;
-}
-
-/** Whether a dead letter passes the request's filter. */
-export function matchesFilter(
-  record: DeadLetter,
-  filter: Pick<ReplayRequest, 'errorContains' | 'type' | 'includeInDoubt'>,
-): boolean {
-  // A cut value is not the command: the original stays at the source offset.
-  if (record.headers[TRUNCATED_HEADER] === 'true') return false;
-  if (record.headers[DELIVERY_HEADER] === 'in_doubt' && !filter.includeInDoubt) return false;
-  if (filter.errorContains !== undefined) {
-    const error = record.headers[ERROR_HEADER];
-    if (error === undefined) return false;
-    if (!error.toLowerCase().includes(filter.errorContains.toLowerCase())) return false;
-  }
-  if (filter.type !== undefined && commandType(record.value) !== filter.type) return false;
-  return true;
+/** What a dead letter becomes on the commands topic: the command as it was first produced. */
+function replayRecord(record: DeadLetter): ReplayRecord {
+  return { key: record.key, value: record.value, headers: originalHeaders(record.headers) };
 }
 
 interface PartitionRun {
@@ -183,6 +137,9 @@ export class DeadLetterReplay implements DeadLetterReplayer {
   }
 
   async replay(request: ReplayRequest): Promise<ReplayOutcome> {
+    // A dry run commits nothing, so it neither takes the replay over nor waits for one.
+    if (request.dryRun)
+      return this.#run({ ...request, limit: Math.min(REPLAY_CHUNK, request.limit) });
     if (this.#running) {
       throw new FerryError('illegal_state', 'a dead-letter replay is already running', {
         retryable: true,
@@ -234,7 +191,7 @@ export class DeadLetterReplay implements DeadLetterReplayer {
       from.set(partition, Math.min(start, end));
     }
 
-    const records: ReplayRecord[] = [];
+    const records: DeadLetter[] = [];
     let scanned = 0;
     let skipped = 0;
     let alreadyReplayed = 0;
@@ -266,14 +223,12 @@ export class DeadLetterReplay implements DeadLetterReplayer {
       }
       run.replayed.add(record.offset);
       scanned++;
-      records.push({
-        key: record.key,
-        value: record.value,
-        headers: originalHeaders(record.headers),
-      });
+      records.push(record);
       return 'continue';
     };
     const scannedTo = await this.#log.scan(from, ends, visit, request.signal);
+    const counts = { scanned, skipped, alreadyReplayed, limitReached };
+    if (request.dryRun) return { replayed: 0, ...counts, wouldReplay: records };
 
     const progress = new Map<number, PartitionProgress>();
     for (const [partition, run] of runs) {
@@ -284,7 +239,13 @@ export class DeadLetterReplay implements DeadLetterReplayer {
         progress.set(partition, next);
       }
     }
-    if (records.length > 0 || progress.size > 0) await this.#log.commit(records, progress);
-    return { replayed: records.length, scanned, skipped, alreadyReplayed, limitReached };
+    if (records.length > 0 || progress.size > 0) {
+      await this.#log.commit(records.map(replayRecord), progress);
+    }
+    return { replayed: records.length, ...counts };
+  }
+
+  list(request: ListRequest): Promise<DeadLetterListing> {
+    return listDeadLetters(this.#log, request);
   }
 }

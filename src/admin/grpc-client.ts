@@ -15,6 +15,7 @@ import type { GenService, GenServiceMethods } from '@bufbuild/protobuf/codegenv2
 import {
   type CallOptions,
   ChannelCredentials,
+  type ChannelOptions,
   Client,
   type ClientReadableStream,
   Metadata,
@@ -29,6 +30,8 @@ export interface GrpcClientOptions {
   readonly token?: string | undefined;
   /** Default: plaintext. */
   readonly credentials?: ChannelCredentials;
+  /** grpc-js channel options, e.g. `grpc.service_config` (retry policy). */
+  readonly channelOptions?: ChannelOptions;
 }
 
 export interface UnaryCallOptions {
@@ -67,6 +70,7 @@ export class GrpcClient<S extends GenServiceMethods> {
     this.#client = new Client(
       options.address,
       options.credentials ?? ChannelCredentials.createInsecure(),
+      options.channelOptions ?? {},
     );
   }
 

@@ -187,6 +187,16 @@ function unary(
   };
 }
 
+/**
+ * Ends a server stream with an error status. grpc-js sends the status from the
+ * stream's 'error' listener, which ends the stream; `destroy(error)` would emit the
+ * same event on a destroyed stream, whose end never runs, so the client would wait
+ * for a status that never comes.
+ */
+function failStream(call: ServerWritableStream<unknown, unknown>, error: Error): void {
+  call.emit('error', error);
+}
+
 function serverStream(
   method: DescMethod,
   handler: ServerStreamHandler<DescMessage, DescMessage>,
@@ -199,7 +209,7 @@ function serverStream(
     if (refused) {
       const error = toServiceError(refused);
       options.onCallEnd?.(path, error.code, performance.now() - started, refused);
-      call.destroy(error);
+      failStream(call, error);
       return;
     }
     const { signal, release } = callSignal(call, options.stopSignal);
@@ -215,7 +225,7 @@ function serverStream(
         (thrown: unknown) => {
           const error = toServiceError(thrown, signal);
           options.onCallEnd?.(path, error.code, performance.now() - started, error);
-          call.destroy(error);
+          failStream(call, error);
         },
       )
       .finally(release);

@@ -20,6 +20,8 @@ export interface HealthServiceOptions {
   readonly isServing: () => boolean;
   /** How often Watch looks for a change. Default 1000 ms. */
   readonly watchIntervalMs?: number;
+  /** Open Watch streams at once; one more is refused with RESOURCE_EXHAUSTED. Default 100. */
+  readonly maxWatches?: number;
 }
 
 /** Builds the handlers of Check, List and Watch. */
@@ -27,6 +29,9 @@ export function createHealthHandlers(options: HealthServiceOptions): HealthHandl
   const known = new Set(['', ...options.services]);
   const current = () => (options.isServing() ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
   const watchIntervalMs = options.watchIntervalMs ?? 1000;
+  const maxWatches = options.maxWatches ?? 100;
+  // Each stream holds a timer and a connection's stream until its client leaves.
+  let openWatches = 0;
   return {
     async check(request) {
       if (!known.has(request.service)) {
@@ -39,28 +44,47 @@ export function createHealthHandlers(options: HealthServiceOptions): HealthHandl
       return { statuses: Object.fromEntries([...known].map((name) => [name, { status: now }])) };
     },
     async watch(request, send, context) {
-      // spec (grpc health-checking.md): an unknown service is SERVICE_UNKNOWN, and the stream stays open.
-      const statusOf = () =>
-        known.has(request.service) ? current() : ServingStatus.SERVICE_UNKNOWN;
-      let last = statusOf();
-      send({ status: last });
-      await new Promise<void>((resolve) => {
-        const timer = setInterval(() => {
-          const now = statusOf();
-          if (now !== last) {
-            last = now;
-            send({ status: now });
-          }
-        }, watchIntervalMs);
-        context.signal.addEventListener(
-          'abort',
-          () => {
-            clearInterval(timer);
-            resolve();
-          },
-          { once: true },
+      if (openWatches >= maxWatches) {
+        throw new RpcError(
+          status.RESOURCE_EXHAUSTED,
+          `too many Health.Watch streams open (at most ${maxWatches}); use Check, or retry later`,
         );
-      });
+      }
+      openWatches++;
+      try {
+        await watchUntilAborted(request.service, send, context.signal);
+      } finally {
+        openWatches--;
+      }
     },
   };
+
+  function watchUntilAborted(
+    service: string,
+    send: (response: { status: ServingStatus }) => void,
+    signal: AbortSignal,
+  ): Promise<void> {
+    // spec (grpc health-checking.md): an unknown service is SERVICE_UNKNOWN, and the stream stays open.
+    const statusOf = () => (known.has(service) ? current() : ServingStatus.SERVICE_UNKNOWN);
+    let last = statusOf();
+    send({ status: last });
+    return new Promise<void>((resolve) => {
+      if (signal.aborted) return resolve();
+      const timer = setInterval(() => {
+        const now = statusOf();
+        if (now !== last) {
+          last = now;
+          send({ status: now });
+        }
+      }, watchIntervalMs);
+      signal.addEventListener(
+        'abort',
+        () => {
+          clearInterval(timer);
+          resolve();
+        },
+        { once: true },
+      );
+    });
+  }
 }

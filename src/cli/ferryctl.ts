@@ -5,23 +5,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { type DescMessage, type MessageShape, toJson } from '@bufbuild/protobuf';
-import { ValueSchema } from '@bufbuild/protobuf/wkt';
 import { ChannelCredentials, type ServiceError, status } from '@grpc/grpc-js';
-import {
-  AdminService,
-  CallOtpResponseSchema,
-  CreateTemplateResponseSchema,
-  DeleteTemplatesResponseSchema,
-  GetBalanceResponseSchema,
-  GetMessageStatusResponseSchema,
-  ListSendersResponseSchema,
-  ListTemplatesResponseSchema,
-  LookupHlrResponseSchema,
-  PipelineStateSchema,
-  ReplayDeadLettersResponseSchema,
-} from '../admin/gen/ferry/admin/v1/admin_pb.ts';
-import { type ClientOf, GrpcClient } from '../admin/grpc-client.ts';
+import { AdminService } from '../admin/gen/ferry/admin/v1/admin_pb.ts';
+import { GrpcClient } from '../admin/grpc-client.ts';
+import { adminChannelOptions } from '../admin/service-config.ts';
+import { FERRY_VERSION } from '../version.ts';
+import { runAdmin } from './ferryctl-admin.ts';
+import { type CliIo, type Flags, options, UsageError } from './ferryctl-flags.ts';
 import { sendSms } from './send-sms.ts';
 
 const usage = `ferryctl: the ferry admin client
@@ -37,9 +27,17 @@ Commands
   templates list                        SMS templates
   templates create --text T [--name N]  create an SMS template
   templates delete [--id I] [--text T]  delete SMS templates by id and/or exact text
-  pause | resume | state                steer and show the pipeline
-  dlq replay [--limit N] [--error-contains S] [--type T] [--include-in-doubt]
-                                        re-produce dead letters to the commands topic
+  templates viber list [--fields JSON]  Viber templates (fields: the operation without type)
+  templates viber create|delete --fields JSON
+                                        create or delete Viber templates
+  pause | resume | state                steer and show the pipeline (state names the version)
+  dlq list [FILTERS] [--in-doubt | --not-in-doubt] [--values] [--limit N]
+                                        dead letters (default 100), changing nothing
+  dlq replay [FILTERS] [--include-in-doubt] [--dry-run] [--limit N]
+                                        re-produce dead letters to the commands topic;
+                                        --dry-run shows what it would send and sends nothing
+      FILTERS: --error-contains S  --type T  --since TIME  --until TIME (ISO 8601)
+               --offsets P:O,P:O   (positions, e.g. from dlq list)
   send sms --phone P --text T --sender S [--id N] [--timeout-ms MS]
                                         produce a command to Kafka and wait for its result
 
@@ -50,7 +48,11 @@ Flags
   --brokers LIST        Kafka brokers for \`send\` (env FERRY_KAFKA_BROKERS, default 127.0.0.1:9092)
   --timeout-ms MS       deadline of an admin call (default 10000), or how long \`send\` waits (default 30000)
   --json                print JSON (proto3 JSON mapping), for scripts
+  --version             print the version and exit
   -h, --help            this help
+
+Reads (balance, senders, status, templates list, state, dlq list) are retried on
+UNAVAILABLE per the service config shipped with the proto.
 `;
 
 const commands = new Set([
@@ -67,56 +69,6 @@ const commands = new Set([
   'send',
 ]);
 
-/** A wrong invocation: exit code 2. */
-class UsageError extends Error {}
-
-/** Where ferryctl writes; the tests pass their own. */
-export interface CliIo {
-  readonly out: (line: string) => void;
-  readonly err: (line: string) => void;
-  readonly env: Readonly<Record<string, string | undefined>>;
-}
-
-const options = {
-  address: { type: 'string' },
-  token: { type: 'string' },
-  tls: { type: 'boolean' },
-  'ca-file': { type: 'string' },
-  'cert-file': { type: 'string' },
-  'key-file': { type: 'string' },
-  brokers: { type: 'string' },
-  'commands-topic': { type: 'string' },
-  'results-topic': { type: 'string' },
-  json: { type: 'boolean' },
-  'timeout-ms': { type: 'string' },
-  id: { type: 'string' },
-  phone: { type: 'string' },
-  text: { type: 'string' },
-  sender: { type: 'string' },
-  name: { type: 'string' },
-  limit: { type: 'string' },
-  'error-contains': { type: 'string' },
-  'include-in-doubt': { type: 'boolean' },
-  type: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
-type Flags = ReturnType<
-  typeof parseArgs<{ options: typeof options; allowPositionals: true }>
->['values'];
-
-function integerFlag(value: string | undefined, name: string): bigint | undefined {
-  if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value))
-    throw new UsageError(`${name} must be a non-negative integer, got "${value}"`);
-  return BigInt(value);
-}
-
-function numberFlag(value: string | undefined, name: string, fallback: number): number {
-  const parsed = integerFlag(value, name);
-  return parsed === undefined ? fallback : Number(parsed);
-}
-
 function credentials(flags: Flags): ChannelCredentials {
   const wantsTls = flags.tls || flags['ca-file'] || flags['cert-file'];
   if (!wantsTls) return ChannelCredentials.createInsecure();
@@ -126,170 +78,6 @@ function credentials(flags: Flags): ChannelCredentials {
     read(flags['key-file']),
     read(flags['cert-file']),
   );
-}
-
-function printer(io: CliIo, json: boolean) {
-  return <D extends DescMessage>(
-    schema: D,
-    message: MessageShape<D>,
-    human: (m: MessageShape<D>) => string,
-  ) => {
-    io.out(json ? JSON.stringify(toJson(schema, message)) : human(message));
-  };
-}
-
-function pipelineText(state: MessageShape<typeof PipelineStateSchema> | undefined): string {
-  if (!state) return 'no state';
-  const json = toJson(PipelineStateSchema, state, { alwaysEmitImplicit: true }) as Record<
-    string,
-    unknown
-  >;
-  const lines = [
-    `running: ${state.running}`,
-    `paused: ${state.paused}${state.paused ? ` (${JSON.stringify(json.pauseReasons)})` : ''}`,
-    `partitions: ${state.partitions.map((p) => `${p.partition} (lag ${p.lag})`).join(', ') || 'none'}`,
-    `total lag: ${state.totalLag}`,
-    `envelopes in flight: ${state.envelopesInFlight}, queued: ${state.envelopesQueued}`,
-    `commands in flight: ${state.commandsInFlight}`,
-  ];
-  if (state.lastError) lines.push(`last error: ${state.lastError}`);
-  return lines.join('\n');
-}
-
-async function runAdmin(
-  client: ClientOf<typeof AdminService>,
-  command: string,
-  args: readonly string[],
-  flags: Flags,
-  io: CliIo,
-): Promise<void> {
-  const timeoutMs = numberFlag(flags['timeout-ms'], '--timeout-ms', 10_000);
-  const call = { timeoutMs };
-  const print = printer(io, flags.json === true);
-  const [sub] = args;
-  switch (command) {
-    case 'balance': {
-      const answer = await client.unary('getBalance', {}, call);
-      return print(GetBalanceResponseSchema, answer, (m) => `${m.amount} ${m.currency}`);
-    }
-    case 'senders': {
-      const answer = await client.unary('listSenders', {}, call);
-      return print(ListSendersResponseSchema, answer, (m) =>
-        m.senders.map((s) => `${s.name}\t${s.status}`).join('\n'),
-      );
-    }
-    case 'hlr':
-    case 'otp': {
-      const phone = integerFlag(sub, 'phone');
-      if (phone === undefined) throw new UsageError(`${command} needs a phone number`);
-      const id = integerFlag(flags.id, '--id') ?? BigInt(Date.now());
-      if (command === 'hlr') {
-        const answer = await client.unary('lookupHlr', { id, phone }, call);
-        return print(LookupHlrResponseSchema, answer, (m) =>
-          [
-            `phone: ${m.phone}`,
-            `status: ${m.status}`,
-            `mccmnc: ${m.mccmnc}`,
-            `ported: ${m.ported}`,
-            `network: ${m.originNetwork?.name ?? '?'}${m.ported ? ` -> ${m.portedNetwork?.name ?? '?'}` : ''}`,
-          ].join('\n'),
-        );
-      }
-      const answer = await client.unary('callOtp', { id, phone }, call);
-      return print(CallOtpResponseSchema, answer, (m) => JSON.stringify(m.result ?? {}));
-    }
-    case 'status': {
-      const id = integerFlag(sub, 'id');
-      if (id === undefined) throw new UsageError('status needs a message id');
-      const answer = await client.unary('getMessageStatus', { id }, call);
-      return print(GetMessageStatusResponseSchema, answer, (m) =>
-        [
-          `id: ${m.id}`,
-          `msg_id: ${m.msgId}`,
-          `type: ${m.type}`,
-          `status: ${m.status}`,
-          `updated: ${m.updated}`,
-          ...m.replies.map(
-            (r) => `reply ${r.datetime}: ${r.message ?? ''}${r.media ? ` [${r.media.url}]` : ''}`,
-          ),
-        ].join('\n'),
-      );
-    }
-    case 'templates': {
-      if (sub === 'list') {
-        const answer = await client.unary('listTemplates', {}, call);
-        return print(ListTemplatesResponseSchema, answer, (m) =>
-          m.templates.map((t) => JSON.stringify(t)).join('\n'),
-        );
-      }
-      if (sub === 'create') {
-        const answer = await client.unary(
-          'createTemplate',
-          {
-            ...(flags.text === undefined ? {} : { template: flags.text }),
-            ...(flags.name === undefined ? {} : { name: flags.name }),
-          },
-          call,
-        );
-        return print(CreateTemplateResponseSchema, answer, (m) => JSON.stringify(m.template ?? {}));
-      }
-      if (sub === 'delete') {
-        const answer = await client.unary(
-          'deleteTemplates',
-          {
-            ...(flags.id === undefined ? {} : { id: flags.id }),
-            ...(flags.text === undefined ? {} : { template: flags.text }),
-          },
-          call,
-        );
-        return print(DeleteTemplatesResponseSchema, answer, (m) =>
-          JSON.stringify(m.result ? toJson(ValueSchema, m.result) : null),
-        );
-      }
-      throw new UsageError('templates needs list, create or delete');
-    }
-    case 'pause':
-    case 'resume':
-    case 'state': {
-      const method =
-        command === 'pause'
-          ? 'pauseConsumption'
-          : command === 'resume'
-            ? 'resumeConsumption'
-            : 'getPipelineState';
-      const answer = await client.unary(method, {}, call);
-      if (flags.json) {
-        io.out(JSON.stringify(answer.state ? toJson(PipelineStateSchema, answer.state) : {}));
-      } else {
-        io.out(pipelineText(answer.state));
-      }
-      return;
-    }
-    case 'dlq': {
-      if (sub !== 'replay') throw new UsageError('dlq needs replay');
-      const limit = numberFlag(flags.limit, '--limit', 0);
-      const answer = await client.unary(
-        'replayDeadLetters',
-        {
-          limit,
-          ...(flags['error-contains'] === undefined
-            ? {}
-            : { errorContains: flags['error-contains'] }),
-          ...(flags.type === undefined ? {} : { type: flags.type }),
-          includeInDoubt: flags['include-in-doubt'] === true,
-        },
-        { timeoutMs: numberFlag(flags['timeout-ms'], '--timeout-ms', 120_000) },
-      );
-      return print(
-        ReplayDeadLettersResponseSchema,
-        answer,
-        (m) =>
-          `replayed ${m.replayed} (scanned ${m.scanned}, skipped ${m.skipped}, already replayed ${m.alreadyReplayed})${m.limitReached ? '; limit reached, more may remain' : ''}`,
-      );
-    }
-    default:
-      throw new UsageError(`unknown command "${command}"`);
-  }
 }
 
 // Other libraries' errors (kafkajs, node) may carry a numeric `code` too: a gRPC
@@ -319,6 +107,10 @@ export async function ferryctl(argv: readonly string[], io: CliIo): Promise<numb
     return 2;
   }
   const { values: flags, positionals } = parsed;
+  if (flags.version) {
+    io.out(`ferryctl ${FERRY_VERSION}`);
+    return 0;
+  }
   const [command, ...args] = positionals;
   if (flags.help || command === undefined || command === 'help') {
     (command === undefined && !flags.help ? io.err : io.out)(usage);
@@ -341,6 +133,7 @@ export async function ferryctl(argv: readonly string[], io: CliIo): Promise<numb
       address,
       token,
       credentials: credentials(flags),
+      channelOptions: adminChannelOptions,
     });
     try {
       await runAdmin(client, command, args, flags, io);

@@ -151,6 +151,16 @@ export const variables = {
   FERRY_GRPC_TLS_CERT_FILE: v(text),
   FERRY_GRPC_TLS_KEY_FILE: v(text),
   FERRY_GRPC_TLS_CLIENT_CA_FILE: v(text),
+  /** Largest admin API request message; a larger one is refused with RESOURCE_EXHAUSTED. */
+  FERRY_GRPC_MAX_RECEIVE_BYTES: v(integer(1024, 64 * 1024 * 1024), 1024 * 1024),
+  /** Admin calls at once on one connection (HTTP/2 max concurrent streams). */
+  FERRY_GRPC_MAX_CONCURRENT_STREAMS: v(integer(1, 10_000), 100),
+  /** Health.Watch streams open at once; one more is refused with RESOURCE_EXHAUSTED. */
+  FERRY_GRPC_MAX_HEALTH_WATCHES: v(integer(1, 100_000), 100),
+  /** Connections the HTTP server (callbacks, metrics, probes) holds at once; more are closed. */
+  FERRY_HTTP_MAX_CONNECTIONS: v(integer(1, 1_000_000), 1024),
+  /** Largest request head (request line and headers) on the HTTP server; larger is 431. */
+  FERRY_HTTP_MAX_HEADER_BYTES: v(integer(1024, 1024 * 1024), 16 * 1024),
   FERRY_BATCH_MAX_OPS: v(integer(1, 1000), 100),
   FERRY_BATCH_LINGER_MS: v(integer(0, 60_000), 10),
   FERRY_CONCURRENCY: v(integer(1, 1024), 16),

@@ -32,6 +32,10 @@ export interface HttpServerOptions {
   readonly headersTimeoutMs?: number;
   /** Idle keep-alive time of a connection, ms. Default 5000. */
   readonly keepAliveTimeoutMs?: number;
+  /** Connections held at once; past it new ones are closed at accept. Default 1024. */
+  readonly maxConnections?: number;
+  /** Largest request head (request line and headers), bytes; past it 431. Default 16384. */
+  readonly maxHeaderBytes?: number;
   /** Hears of every request answered 404 for an unknown path (its path), e.g. to count them. */
   readonly onNotFound?: (pathname: string) => void;
   /** How long stop() lets open requests finish before closing their sockets, ms. Default 5000. */
@@ -67,15 +71,19 @@ export class HttpServer {
         requestTimeout,
         headersTimeout: Math.min(options.headersTimeoutMs ?? 10_000, requestTimeout),
         keepAliveTimeout: options.keepAliveTimeoutMs ?? 5_000,
+        maxHeaderSize: options.maxHeaderBytes ?? 16 * 1024,
       },
       (req, res) => {
         void this.#dispatch(req, res);
       },
     );
-    this.#server.on('clientError', (error, socket) => {
-      // Malformed requests and timeouts: answer 400 when we still can, never crash.
+    // A flood of connections (or slow clients holding them) must not exhaust file
+    // descriptors that Kafka and the gateway connections need.
+    this.#server.maxConnections = options.maxConnections ?? 1024;
+    this.#server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+      // Malformed requests and timeouts: answer when we still can, never crash.
       this.#logger.debug({ err: error }, 'Bad HTTP request from a client.');
-      if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+      if (socket.writable) socket.end(clientErrorAnswer(error.code));
       else socket.destroy();
     });
   }
@@ -217,6 +225,17 @@ export class HttpServer {
       else res.destroy();
     }
   }
+}
+
+/** The raw answer to a request node:http could not parse or wait for any longer. */
+function clientErrorAnswer(code: string | undefined): string {
+  const status =
+    code === 'HPE_HEADER_OVERFLOW'
+      ? '431 Request Header Fields Too Large'
+      : code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? '408 Request Timeout'
+        : '400 Bad Request';
+  return `HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`;
 }
 
 function splitPath(path: string): string[] {

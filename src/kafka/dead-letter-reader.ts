@@ -188,6 +188,7 @@ export class DeadLetterReader implements DeadLetterLog {
             const verdict = visit({
               partition,
               offset,
+              timestamp: Number(message.timestamp),
               key: message.key,
               value: message.value,
               headers: headersOf(message.headers),

@@ -8,6 +8,7 @@
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { isOperationType } from '../contract/index.ts';
+import { FERRY_VERSION } from '../version.ts';
 
 /** How ferry reached the gateway: the sync or the async endpoint (FERRY_TRANSPORT, header `ferry-transport`). */
 export type TransportLabel = 'sync' | 'async';
@@ -109,6 +110,8 @@ export interface FerryMetrics {
   readonly oldestUncommitted: Gauge<'partition'>;
   /** `ferry_commands_in_doubt`: commands that may have been sent and whose outcome is not settled yet. */
   readonly commandsInDoubt: Gauge;
+  /** `ferry_build_info{version,node}`: 1, labelled with the ferry release and the Node version. */
+  readonly buildInfo: Gauge<'version' | 'node'>;
 }
 
 /** `ferry_envelope_operations` buckets: operations per envelope. */
@@ -292,6 +295,12 @@ export function createMetrics(registry: Registry = new Registry()): FerryMetrics
       help: 'Commands that may have been sent and whose outcome is not settled yet.',
       registers,
     }),
+    buildInfo: new Gauge({
+      name: 'ferry_build_info',
+      help: 'Always 1; its labels name the ferry release and the Node version running it.',
+      labelNames: ['version', 'node'] as const,
+      registers,
+    }),
   };
 
   // Series that exist from the start, at 0: dashboards draw flat lines instead of
@@ -302,6 +311,7 @@ export function createMetrics(registry: Registry = new Registry()): FerryMetrics
   metrics.envelopesQueued.set(0);
   metrics.consumerCrashes.inc(0);
   for (const outcome of ['found', 'not_found']) metrics.reconciliations.inc({ outcome }, 0);
+  metrics.buildInfo.set({ version: FERRY_VERSION, node: process.versions.node }, 1);
   metrics.partsBilled.inc(0);
   for (const reason of pauseReasons) metrics.consumptionPaused.set({ reason }, 0);
   for (const transport of transports) {

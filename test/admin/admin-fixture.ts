@@ -1,7 +1,11 @@
 import { createServer } from 'node:net';
 import type { TestContext } from 'node:test';
 import { AdminServer, type AdminServerOptions } from '../../src/admin/admin-server.ts';
-import type { DeadLetterReplayer, ReplayRequest } from '../../src/admin/dead-letter-replay.ts';
+import type {
+  DeadLetterReplayer,
+  ListRequest,
+  ReplayRequest,
+} from '../../src/admin/dead-letter-replay.ts';
 import { AdminService } from '../../src/admin/gen/ferry/admin/v1/admin_pb.ts';
 import { Health } from '../../src/admin/gen/grpc/health/v1/health_pb.ts';
 import { type ClientOf, GrpcClient } from '../../src/admin/grpc-client.ts';
@@ -13,6 +17,8 @@ import { InMemoryPipeline } from './in-memory-pipeline.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 export const API_KEY = 'emulator-key';
+/** The release the fixture's GetPipelineState reports. */
+export const FIXTURE_VERSION = '9.8.7-test';
 
 /** A replayer that records what it was asked (the Kafka one is tested against the broker). */
 export class RecordingReplayer implements DeadLetterReplayer {
@@ -20,6 +26,11 @@ export class RecordingReplayer implements DeadLetterReplayer {
   async replay(request: ReplayRequest) {
     this.requests.push(request);
     return { replayed: 0, scanned: 0, skipped: 0, alreadyReplayed: 0, limitReached: false };
+  }
+  readonly listRequests: ListRequest[] = [];
+  async list(request: ListRequest) {
+    this.listRequests.push(request);
+    return { deadLetters: [], scanned: 0, limitReached: false };
   }
 }
 
@@ -74,6 +85,7 @@ export async function startAdmin(
     adminToken: ADMIN_TOKEN,
     isKafkaConnected: () => kafka.connected,
     logger: createLogger({ level: 'silent' }),
+    version: FIXTURE_VERSION,
     ...overrides,
   });
   await server.start();

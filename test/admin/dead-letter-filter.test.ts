@@ -5,6 +5,7 @@ import { matchesFilter, originalHeaders } from '../../src/admin/dead-letter-repl
 const letter = (headers: Record<string, string>) => ({
   partition: 0,
   offset: 0,
+  timestamp: 0,
   key: null,
   value: Buffer.from('{"type":"sms","id":1}'),
   headers,

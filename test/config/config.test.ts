@@ -96,3 +96,24 @@ test('secrets never appear in the logged configuration', () => {
   for (const secret of ['k-123', 'admin-secret', 'cb-secret']) assert.ok(!logged.includes(secret));
   assert.deepEqual(secretValues(config).sort(), ['admin-secret', 'cb-secret', 'k-123']);
 });
+
+test('the admin and HTTP surface limits have defaults and bounds', () => {
+  const config = readConfig(minimal);
+  assert.equal(config.FERRY_GRPC_MAX_RECEIVE_BYTES, 1024 * 1024);
+  assert.equal(config.FERRY_GRPC_MAX_CONCURRENT_STREAMS, 100);
+  assert.equal(config.FERRY_GRPC_MAX_HEALTH_WATCHES, 100);
+  assert.equal(config.FERRY_HTTP_MAX_CONNECTIONS, 1024);
+  assert.equal(config.FERRY_HTTP_MAX_HEADER_BYTES, 16 * 1024);
+  assert.equal(
+    readConfig({ ...minimal, FERRY_GRPC_MAX_HEALTH_WATCHES: '3' }).FERRY_GRPC_MAX_HEALTH_WATCHES,
+    3,
+  );
+  assert.throws(
+    () => readConfig({ ...minimal, FERRY_HTTP_MAX_HEADER_BYTES: '100' }),
+    /FERRY_HTTP_MAX_HEADER_BYTES: must be between 1024 and 1048576, got 100/,
+  );
+  assert.throws(
+    () => readConfig({ ...minimal, FERRY_GRPC_MAX_CONCURRENT_STREAMS: '0' }),
+    /FERRY_GRPC_MAX_CONCURRENT_STREAMS: must be between 1 and 10000, got 0/,
+  );
+});

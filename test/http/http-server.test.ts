@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import { type TestContext, test } from 'node:test';
 import { FerryError } from '../../src/errors.ts';
@@ -113,4 +116,62 @@ test('start fails with a FerryError when the port is taken', async (t) => {
   const second = new HttpServer({ host: '127.0.0.1', port: first.port, logger: silentLogger() });
   t.after(() => second.stop());
   await assert.rejects(second.start(), /cannot listen/);
+});
+
+/** Runs curl (a client ferry did not write); resolves with its stdout. */
+function curl(args: readonly string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile('curl', ['-s', '--max-time', '10', ...args], (error, stdout) => {
+      if (error && typeof error.code !== 'number') reject(error);
+      else resolve(stdout);
+    });
+  });
+}
+
+test('a request head larger than maxHeaderBytes is 431, and a normal one still passes', async (t) => {
+  const server = new HttpServer({
+    host: '127.0.0.1',
+    port: 0,
+    logger: silentLogger(),
+    maxHeaderBytes: 4096,
+  });
+  server.route('GET', '/metrics', (_req, res) => sendJson(res, 200, { ok: true }));
+  t.after(() => server.stop());
+  await server.start();
+  const statusOf = (header: string) =>
+    curl(['-o', '/dev/null', '-w', '%{http_code}', '-H', header, `${server.url}/metrics`]);
+  assert.equal(await statusOf(`X-Big: ${'a'.repeat(8000)}`), '431');
+  assert.equal(await statusOf(`X-Small: ${'a'.repeat(1000)}`), '200');
+});
+
+test('connections beyond maxConnections are closed at accept; the ones held keep working', async (t) => {
+  const server = new HttpServer({
+    host: '127.0.0.1',
+    port: 0,
+    logger: silentLogger(),
+    maxConnections: 2,
+  });
+  server.route('GET', '/healthz', (_req, res) => sendJson(res, 200, { ok: true }));
+  t.after(() => server.stop());
+  await server.start();
+  const open = async () => {
+    const socket = connect(server.port, '127.0.0.1');
+    t.after(() => socket.destroy());
+    await once(socket, 'connect');
+    return socket;
+  };
+  const held = [await open(), await open()];
+  // A third connection is accepted by the kernel, then closed by node before any byte.
+  const third = await open();
+  third.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+  const [answer] = await Promise.race([
+    once(third, 'close').then(() => ['closed']),
+    once(third, 'data').then(([chunk]) => [String(chunk)]),
+  ]);
+  assert.equal(answer, 'closed');
+  const first = held[0];
+  assert.ok(first);
+  first.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+  const [reply] = (await once(first, 'data')) as [Buffer];
+  assert.match(reply.toString('utf8'), /^HTTP\/1\.1 200 /);
 });

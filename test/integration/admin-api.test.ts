@@ -6,12 +6,13 @@ import { fromBinary, toJson } from '@bufbuild/protobuf';
 import { FileDescriptorProtoSchema, type Value, ValueSchema } from '@bufbuild/protobuf/wkt';
 import { loadPackageDefinition, type ServiceError, status } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
-import { PauseReason } from '../../src/admin/gen/ferry/admin/v1/admin_pb.ts';
+import { AdminService, PauseReason } from '../../src/admin/gen/ferry/admin/v1/admin_pb.ts';
 import { HealthCheckResponse_ServingStatus as Serving } from '../../src/admin/gen/grpc/health/v1/health_pb.ts';
 import {
   ADMIN_TOKEN,
   API_KEY,
   closedPort,
+  FIXTURE_VERSION,
   RecordingReplayer,
   startAdmin,
 } from '../admin/admin-fixture.ts';
@@ -171,7 +172,9 @@ describe('admin API against the emulator', async () => {
     assert.equal(paused.state?.paused, true);
     assert.deepEqual(paused.state?.pauseReasons, [PauseReason.OPERATOR]);
     pipeline.stopForAccessDenied('Access denied');
-    const state = (await admin.unary('getPipelineState', {})).state;
+    const answer = await admin.unary('getPipelineState', {});
+    assert.equal(answer.version, FIXTURE_VERSION);
+    const state = answer.state;
     assert.deepEqual(state?.pauseReasons, [PauseReason.OPERATOR, PauseReason.ACCESS_DENIED]);
     assert.equal(state?.lastError, 'Access denied');
     assert.deepEqual(
@@ -330,11 +333,14 @@ describe('health and reflection', async () => {
     );
     const admin = protos.find((file) => file.package === 'ferry.admin.v1');
     const methods = admin?.service[0]?.method.map((m) => m.name) ?? [];
-    assert.equal(methods.length, 15);
+    assert.deepEqual([...methods].sort(), AdminService.methods.map((m) => m.name).sort());
     assert.ok(methods.includes('ReplayDeadLetters'));
     assert.ok(protos.some((file) => file.name === 'google/protobuf/struct.proto'));
     // Each file names its imports, so a client linking the descriptors finds their types.
-    assert.deepEqual(admin?.dependency, ['google/protobuf/struct.proto']);
+    assert.deepEqual(admin?.dependency, [
+      'google/protobuf/struct.proto',
+      'google/protobuf/timestamp.proto',
+    ]);
 
     const byName = await ask({ fileByFilename: 'google/protobuf/struct.proto' });
     const struct = (byName.fileDescriptorResponse?.fileDescriptorProto ?? []).map((bytes) =>

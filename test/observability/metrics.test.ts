@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import {
   type Counter,
@@ -46,6 +47,7 @@ const expected: Record<keyof Omit<FerryMetrics, 'registry'>, [string, string, st
   receipts: ['ferry_receipts_total', 'counter', ['channel']],
   oldestUncommitted: ['ferry_oldest_uncommitted_seconds', 'gauge', ['partition']],
   commandsInDoubt: ['ferry_commands_in_doubt', 'gauge', []],
+  buildInfo: ['ferry_build_info', 'gauge', ['version', 'node']],
 };
 
 test('createMetrics registers every ferry metric with its type and labels', async () => {
@@ -95,6 +97,13 @@ test('the text exposition shows ferry metrics, default metrics and initial serie
   assert.match(text, /^ferry_gateway_access_denied 0$/m);
   assert.match(text, /^ferry_consumption_paused\{reason="access_denied"\} 0$/m);
   assert.match(text, /^ferry_consumer_crashes_total 0$/m);
+  const { version } = JSON.parse(
+    readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+  ) as { version: string };
+  assert.ok(
+    text.includes(`\nferry_build_info{version="${version}",node="${process.versions.node}"} 1\n`),
+    'ferry_build_info names the package version and the Node version',
+  );
   assert.match(text, /^process_cpu_user_seconds_total /m);
   assert.match(text, /^nodejs_eventloop_lag_seconds /m);
   assert.match(metrics.registry.contentType, /^text\/plain/);

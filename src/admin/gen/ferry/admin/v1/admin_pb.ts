@@ -4,15 +4,15 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Value } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_struct } from "@bufbuild/protobuf/wkt";
+import type { Timestamp, Value } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { JsonObject, Message, UnknownEnum } from "@bufbuild/protobuf";
 
 /**
  * Describes the file ferry/admin/v1/admin.proto.
  */
 export const file_ferry_admin_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("ChpmZXJyeS9hZG1pbi92MS9hZG1pbi5wcm90bxIOZmVycnkuYWRtaW4udjEiEwoRR2V0QmFsYW5jZVJlcXVlc3QiWwoSR2V0QmFsYW5jZVJlc3BvbnNlEg4KBmFtb3VudBgBIAEoARIQCghjdXJyZW5jeRgCIAEoCRIjCgNyYXcYDyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUiFAoSTGlzdFNlbmRlcnNSZXF1ZXN0IiYKBlNlbmRlchIMCgRuYW1lGAEgASgJEg4KBnN0YXR1cxgCIAEoCSJjChNMaXN0U2VuZGVyc1Jlc3BvbnNlEicKB3NlbmRlcnMYASADKAsyFi5mZXJyeS5hZG1pbi52MS5TZW5kZXISIwoDcmF3GA8gASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIkgKEExvb2t1cEhsclJlcXVlc3QSDwoCaWQYASABKANIAIgBARISCgVwaG9uZRgCIAEoBEgBiAEBQgUKA19pZEIICgZfcGhvbmUiKgoKSGxyQ291bnRyeRIMCgRuYW1lGAEgASgJEg4KBnByZWZpeBgCIAEoDSJXCgpIbHJOZXR3b3JrEgwKBG5hbWUYASABKAkSDgoGcHJlZml4GAIgASgNEisKB2NvdW50cnkYAyABKAsyGi5mZXJyeS5hZG1pbi52MS5IbHJDb3VudHJ5Iu0BChFMb29rdXBIbHJSZXNwb25zZRINCgVwaG9uZRgBIAEoBBIOCgZzdGF0dXMYAiABKAkSDAoEaW1zaRgDIAEoBBIOCgZtY2NtbmMYBCABKA0SDgoGcG9ydGVkGAUgASgIEjIKDm9yaWdpbl9uZXR3b3JrGAYgASgLMhouZmVycnkuYWRtaW4udjEuSGxyTmV0d29yaxIyCg5wb3J0ZWRfbmV0d29yaxgHIAEoCzIaLmZlcnJ5LmFkbWluLnYxLkhsck5ldHdvcmsSIwoDcmF3GA8gASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIjEKF0dldE1lc3NhZ2VTdGF0dXNSZXF1ZXN0Eg8KAmlkGAEgASgDSACIAQFCBQoDX2lkIj0KClJlcGx5TWVkaWESCwoDdXJsGAEgASgJEhAKCGZpbGVuYW1lGAIgASgJEhAKCGZpbGVzaXplGAMgASgEInUKBVJlcGx5EhAKCGRhdGV0aW1lGAEgASgJEhQKB21lc3NhZ2UYAiABKAlIAIgBARIuCgVtZWRpYRgDIAEoCzIaLmZlcnJ5LmFkbWluLnYxLlJlcGx5TWVkaWFIAYgBAUIKCghfbWVzc2FnZUIICgZfbWVkaWEisgEKGEdldE1lc3NhZ2VTdGF0dXNSZXNwb25zZRIKCgJpZBgBIAEoCRIOCgZtc2dfaWQYAiABKAkSDAoEdHlwZRgDIAEoCRIOCgZzdGF0dXMYBCABKAkSDwoHdXBkYXRlZBgFIAEoCRImCgdyZXBsaWVzGAYgAygLMhUuZmVycnkuYWRtaW4udjEuUmVwbHkSIwoDcmF3GA8gASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIkYKDkNhbGxPdHBSZXF1ZXN0Eg8KAmlkGAEgASgDSACIAQESEgoFcGhvbmUYAiABKARIAYgBAUIFCgNfaWRCCAoGX3Bob25lIjoKD0NhbGxPdHBSZXNwb25zZRInCgZyZXN1bHQYASABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IlcKFUNyZWF0ZVRlbXBsYXRlUmVxdWVzdBIVCgh0ZW1wbGF0ZRgBIAEoCUgAiAEBEhEKBG5hbWUYAiABKAlIAYgBAUILCglfdGVtcGxhdGVCBwoFX25hbWUiQwoWQ3JlYXRlVGVtcGxhdGVSZXNwb25zZRIpCgh0ZW1wbGF0ZRgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiVAoWRGVsZXRlVGVtcGxhdGVzUmVxdWVzdBIPCgJpZBgBIAEoCUgAiAEBEhUKCHRlbXBsYXRlGAIgASgJSAGIAQFCBQoDX2lkQgsKCV90ZW1wbGF0ZSJBChdEZWxldGVUZW1wbGF0ZXNSZXNwb25zZRImCgZyZXN1bHQYASABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUiFgoUTGlzdFRlbXBsYXRlc1JlcXVlc3QiQwoVTGlzdFRlbXBsYXRlc1Jlc3BvbnNlEioKCXRlbXBsYXRlcxgBIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiRQoaQ3JlYXRlVmliZXJUZW1wbGF0ZVJlcXVlc3QSJwoGZmllbGRzGAEgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJFChtDcmVhdGVWaWJlclRlbXBsYXRlUmVzcG9uc2USJgoGcmVzdWx0GAEgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIkYKG0RlbGV0ZVZpYmVyVGVtcGxhdGVzUmVxdWVzdBInCgZmaWVsZHMYASABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IkYKHERlbGV0ZVZpYmVyVGVtcGxhdGVzUmVzcG9uc2USJgoGcmVzdWx0GAEgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIkQKGUxpc3RWaWJlclRlbXBsYXRlc1JlcXVlc3QSJwoGZmllbGRzGAEgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJEChpMaXN0VmliZXJUZW1wbGF0ZXNSZXNwb25zZRImCgZyZXN1bHQYASABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUiPwoOUGFydGl0aW9uU3RhdGUSDQoFdG9waWMYASABKAkSEQoJcGFydGl0aW9uGAIgASgFEgsKA2xhZxgDIAEoAyKmAgoNUGlwZWxpbmVTdGF0ZRIPCgdydW5uaW5nGAEgASgIEg4KBnBhdXNlZBgCIAEoCBIyCg1wYXVzZV9yZWFzb25zGAMgAygOMhsuZmVycnkuYWRtaW4udjEuUGF1c2VSZWFzb24SMgoKcGFydGl0aW9ucxgEIAMoCzIeLmZlcnJ5LmFkbWluLnYxLlBhcnRpdGlvblN0YXRlEhsKE2VudmVsb3Blc19pbl9mbGlnaHQYBSABKA0SGAoQZW52ZWxvcGVzX3F1ZXVlZBgGIAEoDRIaChJjb21tYW5kc19pbl9mbGlnaHQYByABKA0SFwoKbGFzdF9lcnJvchgIIAEoCUgAiAEBEhEKCXRvdGFsX2xhZxgJIAEoA0INCgtfbGFzdF9lcnJvciIZChdQYXVzZUNvbnN1bXB0aW9uUmVxdWVzdCJIChhQYXVzZUNvbnN1bXB0aW9uUmVzcG9uc2USLAoFc3RhdGUYASABKAsyHS5mZXJyeS5hZG1pbi52MS5QaXBlbGluZVN0YXRlIhoKGFJlc3VtZUNvbnN1bXB0aW9uUmVxdWVzdCJJChlSZXN1bWVDb25zdW1wdGlvblJlc3BvbnNlEiwKBXN0YXRlGAEgASgLMh0uZmVycnkuYWRtaW4udjEuUGlwZWxpbmVTdGF0ZSIZChdHZXRQaXBlbGluZVN0YXRlUmVxdWVzdCJIChhHZXRQaXBlbGluZVN0YXRlUmVzcG9uc2USLAoFc3RhdGUYASABKAsyHS5mZXJyeS5hZG1pbi52MS5QaXBlbGluZVN0YXRlIo8BChhSZXBsYXlEZWFkTGV0dGVyc1JlcXVlc3QSDQoFbGltaXQYASABKA0SGwoOZXJyb3JfY29udGFpbnMYAiABKAlIAIgBARIRCgR0eXBlGAMgASgJSAGIAQESGAoQaW5jbHVkZV9pbl9kb3VidBgEIAEoCEIRCg9fZXJyb3JfY29udGFpbnNCBwoFX3R5cGUigAEKGVJlcGxheURlYWRMZXR0ZXJzUmVzcG9uc2USEAoIcmVwbGF5ZWQYASABKA0SDwoHc2Nhbm5lZBgCIAEoDRIPCgdza2lwcGVkGAMgASgNEhgKEGFscmVhZHlfcmVwbGF5ZWQYBCABKA0SFQoNbGltaXRfcmVhY2hlZBgFIAEoCCpmCgtQYXVzZVJlYXNvbhIcChhQQVVTRV9SRUFTT05fVU5TUEVDSUZJRUQQABIZChVQQVVTRV9SRUFTT05fT1BFUkFUT1IQARIeChpQQVVTRV9SRUFTT05fQUNDRVNTX0RFTklFRBACMtULCgxBZG1pblNlcnZpY2USUwoKR2V0QmFsYW5jZRIhLmZlcnJ5LmFkbWluLnYxLkdldEJhbGFuY2VSZXF1ZXN0GiIuZmVycnkuYWRtaW4udjEuR2V0QmFsYW5jZVJlc3BvbnNlElYKC0xpc3RTZW5kZXJzEiIuZmVycnkuYWRtaW4udjEuTGlzdFNlbmRlcnNSZXF1ZXN0GiMuZmVycnkuYWRtaW4udjEuTGlzdFNlbmRlcnNSZXNwb25zZRJQCglMb29rdXBIbHISIC5mZXJyeS5hZG1pbi52MS5Mb29rdXBIbHJSZXF1ZXN0GiEuZmVycnkuYWRtaW4udjEuTG9va3VwSGxyUmVzcG9uc2USZQoQR2V0TWVzc2FnZVN0YXR1cxInLmZlcnJ5LmFkbWluLnYxLkdldE1lc3NhZ2VTdGF0dXNSZXF1ZXN0GiguZmVycnkuYWRtaW4udjEuR2V0TWVzc2FnZVN0YXR1c1Jlc3BvbnNlEkoKB0NhbGxPdHASHi5mZXJyeS5hZG1pbi52MS5DYWxsT3RwUmVxdWVzdBofLmZlcnJ5LmFkbWluLnYxLkNhbGxPdHBSZXNwb25zZRJfCg5DcmVhdGVUZW1wbGF0ZRIlLmZlcnJ5LmFkbWluLnYxLkNyZWF0ZVRlbXBsYXRlUmVxdWVzdBomLmZlcnJ5LmFkbWluLnYxLkNyZWF0ZVRlbXBsYXRlUmVzcG9uc2USYgoPRGVsZXRlVGVtcGxhdGVzEiYuZmVycnkuYWRtaW4udjEuRGVsZXRlVGVtcGxhdGVzUmVxdWVzdBonLmZlcnJ5LmFkbWluLnYxLkRlbGV0ZVRlbXBsYXRlc1Jlc3BvbnNlElwKDUxpc3RUZW1wbGF0ZXMSJC5mZXJyeS5hZG1pbi52MS5MaXN0VGVtcGxhdGVzUmVxdWVzdBolLmZlcnJ5LmFkbWluLnYxLkxpc3RUZW1wbGF0ZXNSZXNwb25zZRJuChNDcmVhdGVWaWJlclRlbXBsYXRlEiouZmVycnkuYWRtaW4udjEuQ3JlYXRlVmliZXJUZW1wbGF0ZVJlcXVlc3QaKy5mZXJyeS5hZG1pbi52MS5DcmVhdGVWaWJlclRlbXBsYXRlUmVzcG9uc2UScQoURGVsZXRlVmliZXJUZW1wbGF0ZXMSKy5mZXJyeS5hZG1pbi52MS5EZWxldGVWaWJlclRlbXBsYXRlc1JlcXVlc3QaLC5mZXJyeS5hZG1pbi52MS5EZWxldGVWaWJlclRlbXBsYXRlc1Jlc3BvbnNlEmsKEkxpc3RWaWJlclRlbXBsYXRlcxIpLmZlcnJ5LmFkbWluLnYxLkxpc3RWaWJlclRlbXBsYXRlc1JlcXVlc3QaKi5mZXJyeS5hZG1pbi52MS5MaXN0VmliZXJUZW1wbGF0ZXNSZXNwb25zZRJlChBQYXVzZUNvbnN1bXB0aW9uEicuZmVycnkuYWRtaW4udjEuUGF1c2VDb25zdW1wdGlvblJlcXVlc3QaKC5mZXJyeS5hZG1pbi52MS5QYXVzZUNvbnN1bXB0aW9uUmVzcG9uc2USaAoRUmVzdW1lQ29uc3VtcHRpb24SKC5mZXJyeS5hZG1pbi52MS5SZXN1bWVDb25zdW1wdGlvblJlcXVlc3QaKS5mZXJyeS5hZG1pbi52MS5SZXN1bWVDb25zdW1wdGlvblJlc3BvbnNlEmUKEEdldFBpcGVsaW5lU3RhdGUSJy5mZXJyeS5hZG1pbi52MS5HZXRQaXBlbGluZVN0YXRlUmVxdWVzdBooLmZlcnJ5LmFkbWluLnYxLkdldFBpcGVsaW5lU3RhdGVSZXNwb25zZRJoChFSZXBsYXlEZWFkTGV0dGVycxIoLmZlcnJ5LmFkbWluLnYxLlJlcGxheURlYWRMZXR0ZXJzUmVxdWVzdBopLmZlcnJ5LmFkbWluLnYxLlJlcGxheURlYWRMZXR0ZXJzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct]);
+  fileDesc("ChpmZXJyeS9hZG1pbi92MS9hZG1pbi5wcm90bxIOZmVycnkuYWRtaW4udjEiEwoRR2V0QmFsYW5jZVJlcXVlc3QiWwoSR2V0QmFsYW5jZVJlc3BvbnNlEg4KBmFtb3VudBgBIAEoARIQCghjdXJyZW5jeRgCIAEoCRIjCgNyYXcYDyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUiFAoSTGlzdFNlbmRlcnNSZXF1ZXN0IiYKBlNlbmRlchIMCgRuYW1lGAEgASgJEg4KBnN0YXR1cxgCIAEoCSJjChNMaXN0U2VuZGVyc1Jlc3BvbnNlEicKB3NlbmRlcnMYASADKAsyFi5mZXJyeS5hZG1pbi52MS5TZW5kZXISIwoDcmF3GA8gASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIkgKEExvb2t1cEhsclJlcXVlc3QSDwoCaWQYASABKANIAIgBARISCgVwaG9uZRgCIAEoBEgBiAEBQgUKA19pZEIICgZfcGhvbmUiKgoKSGxyQ291bnRyeRIMCgRuYW1lGAEgASgJEg4KBnByZWZpeBgCIAEoDSJXCgpIbHJOZXR3b3JrEgwKBG5hbWUYASABKAkSDgoGcHJlZml4GAIgASgNEisKB2NvdW50cnkYAyABKAsyGi5mZXJyeS5hZG1pbi52MS5IbHJDb3VudHJ5Iu0BChFMb29rdXBIbHJSZXNwb25zZRINCgVwaG9uZRgBIAEoBBIOCgZzdGF0dXMYAiABKAkSDAoEaW1zaRgDIAEoBBIOCgZtY2NtbmMYBCABKA0SDgoGcG9ydGVkGAUgASgIEjIKDm9yaWdpbl9uZXR3b3JrGAYgASgLMhouZmVycnkuYWRtaW4udjEuSGxyTmV0d29yaxIyCg5wb3J0ZWRfbmV0d29yaxgHIAEoCzIaLmZlcnJ5LmFkbWluLnYxLkhsck5ldHdvcmsSIwoDcmF3GA8gASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIjEKF0dldE1lc3NhZ2VTdGF0dXNSZXF1ZXN0Eg8KAmlkGAEgASgDSACIAQFCBQoDX2lkIj0KClJlcGx5TWVkaWESCwoDdXJsGAEgASgJEhAKCGZpbGVuYW1lGAIgASgJEhAKCGZpbGVzaXplGAMgASgEInUKBVJlcGx5EhAKCGRhdGV0aW1lGAEgASgJEhQKB21lc3NhZ2UYAiABKAlIAIgBARIuCgVtZWRpYRgDIAEoCzIaLmZlcnJ5LmFkbWluLnYxLlJlcGx5TWVkaWFIAYgBAUIKCghfbWVzc2FnZUIICgZfbWVkaWEisgEKGEdldE1lc3NhZ2VTdGF0dXNSZXNwb25zZRIKCgJpZBgBIAEoCRIOCgZtc2dfaWQYAiABKAkSDAoEdHlwZRgDIAEoCRIOCgZzdGF0dXMYBCABKAkSDwoHdXBkYXRlZBgFIAEoCRImCgdyZXBsaWVzGAYgAygLMhUuZmVycnkuYWRtaW4udjEuUmVwbHkSIwoDcmF3GA8gASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIkYKDkNhbGxPdHBSZXF1ZXN0Eg8KAmlkGAEgASgDSACIAQESEgoFcGhvbmUYAiABKARIAYgBAUIFCgNfaWRCCAoGX3Bob25lIjoKD0NhbGxPdHBSZXNwb25zZRInCgZyZXN1bHQYASABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IlcKFUNyZWF0ZVRlbXBsYXRlUmVxdWVzdBIVCgh0ZW1wbGF0ZRgBIAEoCUgAiAEBEhEKBG5hbWUYAiABKAlIAYgBAUILCglfdGVtcGxhdGVCBwoFX25hbWUiQwoWQ3JlYXRlVGVtcGxhdGVSZXNwb25zZRIpCgh0ZW1wbGF0ZRgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiVAoWRGVsZXRlVGVtcGxhdGVzUmVxdWVzdBIPCgJpZBgBIAEoCUgAiAEBEhUKCHRlbXBsYXRlGAIgASgJSAGIAQFCBQoDX2lkQgsKCV90ZW1wbGF0ZSJBChdEZWxldGVUZW1wbGF0ZXNSZXNwb25zZRImCgZyZXN1bHQYASABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUiFgoUTGlzdFRlbXBsYXRlc1JlcXVlc3QiQwoVTGlzdFRlbXBsYXRlc1Jlc3BvbnNlEioKCXRlbXBsYXRlcxgBIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiRQoaQ3JlYXRlVmliZXJUZW1wbGF0ZVJlcXVlc3QSJwoGZmllbGRzGAEgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJFChtDcmVhdGVWaWJlclRlbXBsYXRlUmVzcG9uc2USJgoGcmVzdWx0GAEgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIkYKG0RlbGV0ZVZpYmVyVGVtcGxhdGVzUmVxdWVzdBInCgZmaWVsZHMYASABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IkYKHERlbGV0ZVZpYmVyVGVtcGxhdGVzUmVzcG9uc2USJgoGcmVzdWx0GAEgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIkQKGUxpc3RWaWJlclRlbXBsYXRlc1JlcXVlc3QSJwoGZmllbGRzGAEgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJEChpMaXN0VmliZXJUZW1wbGF0ZXNSZXNwb25zZRImCgZyZXN1bHQYASABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUiPwoOUGFydGl0aW9uU3RhdGUSDQoFdG9waWMYASABKAkSEQoJcGFydGl0aW9uGAIgASgFEgsKA2xhZxgDIAEoAyKmAgoNUGlwZWxpbmVTdGF0ZRIPCgdydW5uaW5nGAEgASgIEg4KBnBhdXNlZBgCIAEoCBIyCg1wYXVzZV9yZWFzb25zGAMgAygOMhsuZmVycnkuYWRtaW4udjEuUGF1c2VSZWFzb24SMgoKcGFydGl0aW9ucxgEIAMoCzIeLmZlcnJ5LmFkbWluLnYxLlBhcnRpdGlvblN0YXRlEhsKE2VudmVsb3Blc19pbl9mbGlnaHQYBSABKA0SGAoQZW52ZWxvcGVzX3F1ZXVlZBgGIAEoDRIaChJjb21tYW5kc19pbl9mbGlnaHQYByABKA0SFwoKbGFzdF9lcnJvchgIIAEoCUgAiAEBEhEKCXRvdGFsX2xhZxgJIAEoA0INCgtfbGFzdF9lcnJvciIZChdQYXVzZUNvbnN1bXB0aW9uUmVxdWVzdCJIChhQYXVzZUNvbnN1bXB0aW9uUmVzcG9uc2USLAoFc3RhdGUYASABKAsyHS5mZXJyeS5hZG1pbi52MS5QaXBlbGluZVN0YXRlIhoKGFJlc3VtZUNvbnN1bXB0aW9uUmVxdWVzdCJJChlSZXN1bWVDb25zdW1wdGlvblJlc3BvbnNlEiwKBXN0YXRlGAEgASgLMh0uZmVycnkuYWRtaW4udjEuUGlwZWxpbmVTdGF0ZSIZChdHZXRQaXBlbGluZVN0YXRlUmVxdWVzdCJZChhHZXRQaXBlbGluZVN0YXRlUmVzcG9uc2USLAoFc3RhdGUYASABKAsyHS5mZXJyeS5hZG1pbi52MS5QaXBlbGluZVN0YXRlEg8KB3ZlcnNpb24YAiABKAkirQIKGFJlcGxheURlYWRMZXR0ZXJzUmVxdWVzdBINCgVsaW1pdBgBIAEoDRIbCg5lcnJvcl9jb250YWlucxgCIAEoCUgAiAEBEhEKBHR5cGUYAyABKAlIAYgBARIYChBpbmNsdWRlX2luX2RvdWJ0GAQgASgIEg8KB2RyeV9ydW4YBSABKAgSKQoFc2luY2UYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEikKBXVudGlsGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI1Cglwb3NpdGlvbnMYCCADKAsyIi5mZXJyeS5hZG1pbi52MS5EZWFkTGV0dGVyUG9zaXRpb25CEQoPX2Vycm9yX2NvbnRhaW5zQgcKBV90eXBlIjcKEkRlYWRMZXR0ZXJQb3NpdGlvbhIRCglwYXJ0aXRpb24YASABKAUSDgoGb2Zmc2V0GAIgASgDIrIBChlSZXBsYXlEZWFkTGV0dGVyc1Jlc3BvbnNlEhAKCHJlcGxheWVkGAEgASgNEg8KB3NjYW5uZWQYAiABKA0SDwoHc2tpcHBlZBgDIAEoDRIYChBhbHJlYWR5X3JlcGxheWVkGAQgASgNEhUKDWxpbWl0X3JlYWNoZWQYBSABKAgSMAoMd291bGRfcmVwbGF5GAYgAygLMhouZmVycnkuYWRtaW4udjEuRGVhZExldHRlciLVAgoKRGVhZExldHRlchI0Cghwb3NpdGlvbhgBIAEoCzIiLmZlcnJ5LmFkbWluLnYxLkRlYWRMZXR0ZXJQb3NpdGlvbhIoCgR0aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBILCgNrZXkYAyABKAkSDQoFZXJyb3IYBCABKAkSEAoIZGVsaXZlcnkYBSABKAkSDAoEdHlwZRgGIAEoCRIRCgl0cnVuY2F0ZWQYByABKAgSEAoIcmVwbGF5ZWQYCCABKAgSOAoHaGVhZGVycxgJIAMoCzInLmZlcnJ5LmFkbWluLnYxLkRlYWRMZXR0ZXIuSGVhZGVyc0VudHJ5EhIKBXZhbHVlGAogASgJSACIAQEaLgoMSGVhZGVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCCAoGX3ZhbHVlIrsCChZMaXN0RGVhZExldHRlcnNSZXF1ZXN0Eg0KBWxpbWl0GAEgASgNEhsKDmVycm9yX2NvbnRhaW5zGAIgASgJSACIAQESEQoEdHlwZRgDIAEoCUgBiAEBEikKBXNpbmNlGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIpCgV1bnRpbBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoIaW5fZG91YnQYBiABKAhIAogBARI1Cglwb3NpdGlvbnMYByADKAsyIi5mZXJyeS5hZG1pbi52MS5EZWFkTGV0dGVyUG9zaXRpb24SFQoNaW5jbHVkZV92YWx1ZRgIIAEoCEIRCg9fZXJyb3JfY29udGFpbnNCBwoFX3R5cGVCCwoJX2luX2RvdWJ0InMKF0xpc3REZWFkTGV0dGVyc1Jlc3BvbnNlEjAKDGRlYWRfbGV0dGVycxgBIAMoCzIaLmZlcnJ5LmFkbWluLnYxLkRlYWRMZXR0ZXISDwoHc2Nhbm5lZBgCIAEoDRIVCg1saW1pdF9yZWFjaGVkGAMgASgIKmYKC1BhdXNlUmVhc29uEhwKGFBBVVNFX1JFQVNPTl9VTlNQRUNJRklFRBAAEhkKFVBBVVNFX1JFQVNPTl9PUEVSQVRPUhABEh4KGlBBVVNFX1JFQVNPTl9BQ0NFU1NfREVOSUVEEAIyuQwKDEFkbWluU2VydmljZRJTCgpHZXRCYWxhbmNlEiEuZmVycnkuYWRtaW4udjEuR2V0QmFsYW5jZVJlcXVlc3QaIi5mZXJyeS5hZG1pbi52MS5HZXRCYWxhbmNlUmVzcG9uc2USVgoLTGlzdFNlbmRlcnMSIi5mZXJyeS5hZG1pbi52MS5MaXN0U2VuZGVyc1JlcXVlc3QaIy5mZXJyeS5hZG1pbi52MS5MaXN0U2VuZGVyc1Jlc3BvbnNlElAKCUxvb2t1cEhschIgLmZlcnJ5LmFkbWluLnYxLkxvb2t1cEhsclJlcXVlc3QaIS5mZXJyeS5hZG1pbi52MS5Mb29rdXBIbHJSZXNwb25zZRJlChBHZXRNZXNzYWdlU3RhdHVzEicuZmVycnkuYWRtaW4udjEuR2V0TWVzc2FnZVN0YXR1c1JlcXVlc3QaKC5mZXJyeS5hZG1pbi52MS5HZXRNZXNzYWdlU3RhdHVzUmVzcG9uc2USSgoHQ2FsbE90cBIeLmZlcnJ5LmFkbWluLnYxLkNhbGxPdHBSZXF1ZXN0Gh8uZmVycnkuYWRtaW4udjEuQ2FsbE90cFJlc3BvbnNlEl8KDkNyZWF0ZVRlbXBsYXRlEiUuZmVycnkuYWRtaW4udjEuQ3JlYXRlVGVtcGxhdGVSZXF1ZXN0GiYuZmVycnkuYWRtaW4udjEuQ3JlYXRlVGVtcGxhdGVSZXNwb25zZRJiCg9EZWxldGVUZW1wbGF0ZXMSJi5mZXJyeS5hZG1pbi52MS5EZWxldGVUZW1wbGF0ZXNSZXF1ZXN0GicuZmVycnkuYWRtaW4udjEuRGVsZXRlVGVtcGxhdGVzUmVzcG9uc2USXAoNTGlzdFRlbXBsYXRlcxIkLmZlcnJ5LmFkbWluLnYxLkxpc3RUZW1wbGF0ZXNSZXF1ZXN0GiUuZmVycnkuYWRtaW4udjEuTGlzdFRlbXBsYXRlc1Jlc3BvbnNlEm4KE0NyZWF0ZVZpYmVyVGVtcGxhdGUSKi5mZXJyeS5hZG1pbi52MS5DcmVhdGVWaWJlclRlbXBsYXRlUmVxdWVzdBorLmZlcnJ5LmFkbWluLnYxLkNyZWF0ZVZpYmVyVGVtcGxhdGVSZXNwb25zZRJxChREZWxldGVWaWJlclRlbXBsYXRlcxIrLmZlcnJ5LmFkbWluLnYxLkRlbGV0ZVZpYmVyVGVtcGxhdGVzUmVxdWVzdBosLmZlcnJ5LmFkbWluLnYxLkRlbGV0ZVZpYmVyVGVtcGxhdGVzUmVzcG9uc2USawoSTGlzdFZpYmVyVGVtcGxhdGVzEikuZmVycnkuYWRtaW4udjEuTGlzdFZpYmVyVGVtcGxhdGVzUmVxdWVzdBoqLmZlcnJ5LmFkbWluLnYxLkxpc3RWaWJlclRlbXBsYXRlc1Jlc3BvbnNlEmUKEFBhdXNlQ29uc3VtcHRpb24SJy5mZXJyeS5hZG1pbi52MS5QYXVzZUNvbnN1bXB0aW9uUmVxdWVzdBooLmZlcnJ5LmFkbWluLnYxLlBhdXNlQ29uc3VtcHRpb25SZXNwb25zZRJoChFSZXN1bWVDb25zdW1wdGlvbhIoLmZlcnJ5LmFkbWluLnYxLlJlc3VtZUNvbnN1bXB0aW9uUmVxdWVzdBopLmZlcnJ5LmFkbWluLnYxLlJlc3VtZUNvbnN1bXB0aW9uUmVzcG9uc2USZQoQR2V0UGlwZWxpbmVTdGF0ZRInLmZlcnJ5LmFkbWluLnYxLkdldFBpcGVsaW5lU3RhdGVSZXF1ZXN0GiguZmVycnkuYWRtaW4udjEuR2V0UGlwZWxpbmVTdGF0ZVJlc3BvbnNlEmgKEVJlcGxheURlYWRMZXR0ZXJzEiguZmVycnkuYWRtaW4udjEuUmVwbGF5RGVhZExldHRlcnNSZXF1ZXN0GikuZmVycnkuYWRtaW4udjEuUmVwbGF5RGVhZExldHRlcnNSZXNwb25zZRJiCg9MaXN0RGVhZExldHRlcnMSJi5mZXJyeS5hZG1pbi52MS5MaXN0RGVhZExldHRlcnNSZXF1ZXN0GicuZmVycnkuYWRtaW4udjEuTGlzdERlYWRMZXR0ZXJzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message ferry.admin.v1.GetBalanceRequest
@@ -825,6 +825,13 @@ export type GetPipelineStateResponse = Message<"ferry.admin.v1.GetPipelineStateR
    * @generated from field: ferry.admin.v1.PipelineState state = 1;
    */
   state?: PipelineState | undefined;
+
+  /**
+   * The ferry release answering (package.json `version`).
+   *
+   * @generated from field: string version = 2;
+   */
+  version: string;
 };
 
 /**
@@ -867,6 +874,35 @@ export type ReplayDeadLettersRequest = Message<"ferry.admin.v1.ReplayDeadLetters
    * @generated from field: bool include_in_doubt = 4;
    */
   includeInDoubt: boolean;
+
+  /**
+   * Selects and reports (`would_replay`) without producing or committing anything, and
+   * without taking the replay over from one in progress.
+   *
+   * @generated from field: bool dry_run = 5;
+   */
+  dryRun: boolean;
+
+  /**
+   * Only dead letters written at or after this time (the record timestamp).
+   *
+   * @generated from field: google.protobuf.Timestamp since = 6;
+   */
+  since?: Timestamp | undefined;
+
+  /**
+   * Only dead letters written before this time.
+   *
+   * @generated from field: google.protobuf.Timestamp until = 7;
+   */
+  until?: Timestamp | undefined;
+
+  /**
+   * Only these dead letters (e.g. picked from ListDeadLetters); empty: no position filter.
+   *
+   * @generated from field: repeated ferry.admin.v1.DeadLetterPosition positions = 8;
+   */
+  positions: DeadLetterPosition[];
 };
 
 /**
@@ -875,6 +911,30 @@ export type ReplayDeadLettersRequest = Message<"ferry.admin.v1.ReplayDeadLetters
  */
 export const ReplayDeadLettersRequestSchema: GenMessage<ReplayDeadLettersRequest> = /*@__PURE__*/
   messageDesc(file_ferry_admin_v1_admin, 35);
+
+/**
+ * Where a dead letter is in the dead-letter topic.
+ *
+ * @generated from message ferry.admin.v1.DeadLetterPosition
+ */
+export type DeadLetterPosition = Message<"ferry.admin.v1.DeadLetterPosition"> & {
+  /**
+   * @generated from field: int32 partition = 1;
+   */
+  partition: number;
+
+  /**
+   * @generated from field: int64 offset = 2;
+   */
+  offset: bigint;
+};
+
+/**
+ * Describes the message ferry.admin.v1.DeadLetterPosition.
+ * Use `create(DeadLetterPositionSchema)` to create a new message.
+ */
+export const DeadLetterPositionSchema: GenMessage<DeadLetterPosition> = /*@__PURE__*/
+  messageDesc(file_ferry_admin_v1_admin, 36);
 
 /**
  * @generated from message ferry.admin.v1.ReplayDeadLettersResponse
@@ -914,6 +974,13 @@ export type ReplayDeadLettersResponse = Message<"ferry.admin.v1.ReplayDeadLetter
    * @generated from field: bool limit_reached = 5;
    */
   limitReached: boolean;
+
+  /**
+   * With `dry_run`: the dead letters this call would have re-produced, in scan order.
+   *
+   * @generated from field: repeated ferry.admin.v1.DeadLetter would_replay = 6;
+   */
+  wouldReplay: DeadLetter[];
 };
 
 /**
@@ -921,7 +988,191 @@ export type ReplayDeadLettersResponse = Message<"ferry.admin.v1.ReplayDeadLetter
  * Use `create(ReplayDeadLettersResponseSchema)` to create a new message.
  */
 export const ReplayDeadLettersResponseSchema: GenMessage<ReplayDeadLettersResponse> = /*@__PURE__*/
-  messageDesc(file_ferry_admin_v1_admin, 36);
+  messageDesc(file_ferry_admin_v1_admin, 37);
+
+/**
+ * One record of the dead-letter topic as an operator sees it.
+ *
+ * @generated from message ferry.admin.v1.DeadLetter
+ */
+export type DeadLetter = Message<"ferry.admin.v1.DeadLetter"> & {
+  /**
+   * @generated from field: ferry.admin.v1.DeadLetterPosition position = 1;
+   */
+  position?: DeadLetterPosition | undefined;
+
+  /**
+   * The record timestamp: when the dead letter was written.
+   *
+   * @generated from field: google.protobuf.Timestamp time = 2;
+   */
+  time?: Timestamp | undefined;
+
+  /**
+   * The record key (the command's key, e.g. its id), as UTF-8 text.
+   *
+   * @generated from field: string key = 3;
+   */
+  key: string;
+
+  /**
+   * The `ferry-error` header: why the command was dead-lettered.
+   *
+   * @generated from field: string error = 4;
+   */
+  error: string;
+
+  /**
+   * The `ferry-delivery` header: `unsent` (proven not sent) or `in_doubt` (the gateway
+   * may have it); empty when absent.
+   *
+   * @generated from field: string delivery = 5;
+   */
+  delivery: string;
+
+  /**
+   * The command's `type`; empty when the value is not a JSON object with one.
+   *
+   * @generated from field: string type = 6;
+   */
+  type: string;
+
+  /**
+   * The value was cut to fit the topic (`ferry-truncated`): never replayable.
+   *
+   * @generated from field: bool truncated = 7;
+   */
+  truncated: boolean;
+
+  /**
+   * A replay already re-produced it.
+   *
+   * @generated from field: bool replayed = 8;
+   */
+  replayed: boolean;
+
+  /**
+   * Every header of the record, the ones dead-lettering added included.
+   *
+   * @generated from field: map<string, string> headers = 9;
+   */
+  headers: { [key: string]: string };
+
+  /**
+   * The command as UTF-8 text: only when asked for (`include_value`, dry runs).
+   *
+   * @generated from field: optional string value = 10;
+   */
+  value?: string | undefined;
+};
+
+/**
+ * Describes the message ferry.admin.v1.DeadLetter.
+ * Use `create(DeadLetterSchema)` to create a new message.
+ */
+export const DeadLetterSchema: GenMessage<DeadLetter> = /*@__PURE__*/
+  messageDesc(file_ferry_admin_v1_admin, 38);
+
+/**
+ * @generated from message ferry.admin.v1.ListDeadLettersRequest
+ */
+export type ListDeadLettersRequest = Message<"ferry.admin.v1.ListDeadLettersRequest"> & {
+  /**
+   * Most dead letters to answer; 0 means the default, 100. At most 1000.
+   *
+   * @generated from field: uint32 limit = 1;
+   */
+  limit: number;
+
+  /**
+   * Only dead letters whose `ferry-error` header contains this text (case-insensitive).
+   *
+   * @generated from field: optional string error_contains = 2;
+   */
+  errorContains?: string | undefined;
+
+  /**
+   * Only dead letters whose command `type` is exactly this.
+   *
+   * @generated from field: optional string type = 3;
+   */
+  type?: string | undefined;
+
+  /**
+   * Only dead letters written at or after this time.
+   *
+   * @generated from field: google.protobuf.Timestamp since = 4;
+   */
+  since?: Timestamp | undefined;
+
+  /**
+   * Only dead letters written before this time.
+   *
+   * @generated from field: google.protobuf.Timestamp until = 5;
+   */
+  until?: Timestamp | undefined;
+
+  /**
+   * Set: only in-doubt dead letters (true) or only the others (false); unset: both.
+   *
+   * @generated from field: optional bool in_doubt = 6;
+   */
+  inDoubt?: boolean | undefined;
+
+  /**
+   * Only these dead letters; empty: no position filter.
+   *
+   * @generated from field: repeated ferry.admin.v1.DeadLetterPosition positions = 7;
+   */
+  positions: DeadLetterPosition[];
+
+  /**
+   * Also answer each command (`DeadLetter.value`).
+   *
+   * @generated from field: bool include_value = 8;
+   */
+  includeValue: boolean;
+};
+
+/**
+ * Describes the message ferry.admin.v1.ListDeadLettersRequest.
+ * Use `create(ListDeadLettersRequestSchema)` to create a new message.
+ */
+export const ListDeadLettersRequestSchema: GenMessage<ListDeadLettersRequest> = /*@__PURE__*/
+  messageDesc(file_ferry_admin_v1_admin, 39);
+
+/**
+ * @generated from message ferry.admin.v1.ListDeadLettersResponse
+ */
+export type ListDeadLettersResponse = Message<"ferry.admin.v1.ListDeadLettersResponse"> & {
+  /**
+   * The matching dead letters, oldest first within each partition.
+   *
+   * @generated from field: repeated ferry.admin.v1.DeadLetter dead_letters = 1;
+   */
+  deadLetters: DeadLetter[];
+
+  /**
+   * Dead letters looked at (matching or not).
+   *
+   * @generated from field: uint32 scanned = 2;
+   */
+  scanned: number;
+
+  /**
+   * True when the limit stopped the scan before the end of the dead-letter topic.
+   *
+   * @generated from field: bool limit_reached = 3;
+   */
+  limitReached: boolean;
+};
+
+/**
+ * Describes the message ferry.admin.v1.ListDeadLettersResponse.
+ * Use `create(ListDeadLettersResponseSchema)` to create a new message.
+ */
+export const ListDeadLettersResponseSchema: GenMessage<ListDeadLettersResponse> = /*@__PURE__*/
+  messageDesc(file_ferry_admin_v1_admin, 40);
 
 /**
  * @generated from enum ferry.admin.v1.PauseReason
@@ -959,12 +1210,16 @@ export const PauseReasonSchema: GenEnum<PauseReason> = /*@__PURE__*/
   enumDesc(file_ferry_admin_v1_admin, 0);
 
 /**
- * Every RPC needs `authorization: Bearer <FERRY_ADMIN_TOKEN>` metadata.
- * Gateway outcomes map to status codes: `Access denied` -> PERMISSION_DENIED,
- * a request that breaks a spec rule -> INVALID_ARGUMENT (message names the field),
- * gateway unreachable or malformed -> UNAVAILABLE, deadline -> DEADLINE_EXCEEDED,
- * an item with success false -> FAILED_PRECONDITION (NOT_FOUND for an unknown message)
- * with the gateway's text.
+ * Every RPC needs `authorization: Bearer <FERRY_ADMIN_TOKEN>` metadata (else
+ * UNAUTHENTICATED). Status codes (docs/admin-api.md, Error model): `Access denied` ->
+ * PERMISSION_DENIED; a request that breaks a spec rule or a limit -> INVALID_ARGUMENT
+ * (message names the field); gateway or Kafka unreachable, timed out or malformed ->
+ * UNAVAILABLE (safe to retry for reads); the call's deadline -> DEADLINE_EXCEEDED (the
+ * gateway request is aborted); an item with success false -> FAILED_PRECONDITION
+ * (NOT_FOUND for an unknown message) with the gateway's text; a request message over
+ * the size limit -> RESOURCE_EXHAUSTED; a dead-letter replay already running here ->
+ * FAILED_PRECONDITION. A paused pipeline refuses nothing: gateway RPCs still run.
+ * Reads are idempotent; service-config.json (next to this file) retries them.
  *
  * @generated from service ferry.admin.v1.AdminService
  */
@@ -1108,7 +1363,8 @@ export const AdminService: GenService<{
     output: typeof GetPipelineStateResponseSchema;
   },
   /**
-   * Re-produces dead letters to the commands topic, each at most once.
+   * Re-produces dead letters to the commands topic, each at most once; `dry_run` shows
+   * what it would re-produce and sends nothing.
    *
    * @generated from rpc ferry.admin.v1.AdminService.ReplayDeadLetters
    */
@@ -1116,6 +1372,18 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof ReplayDeadLettersRequestSchema;
     output: typeof ReplayDeadLettersResponseSchema;
+  },
+  /**
+   * Reads dead letters without changing anything (no replay progress, no fencing of a
+   * replay in progress): their position, time, error, delivery verdict and, on request,
+   * the command itself.
+   *
+   * @generated from rpc ferry.admin.v1.AdminService.ListDeadLetters
+   */
+  listDeadLetters: {
+    methodKind: "unary";
+    input: typeof ListDeadLettersRequestSchema;
+    output: typeof ListDeadLettersResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_ferry_admin_v1_admin, 0);

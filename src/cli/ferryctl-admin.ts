@@ -1,0 +1,200 @@
+/**
+ * ferryctl's admin API commands: one gateway or pipeline RPC each, printed for
+ * people or, with `--json`, in the proto3 JSON mapping for scripts.
+ */
+import { type MessageShape, toJson } from '@bufbuild/protobuf';
+import { ValueSchema } from '@bufbuild/protobuf/wkt';
+import {
+  type AdminService,
+  CallOtpResponseSchema,
+  CreateTemplateResponseSchema,
+  CreateViberTemplateResponseSchema,
+  DeleteTemplatesResponseSchema,
+  DeleteViberTemplatesResponseSchema,
+  GetBalanceResponseSchema,
+  GetMessageStatusResponseSchema,
+  ListSendersResponseSchema,
+  ListTemplatesResponseSchema,
+  ListViberTemplatesResponseSchema,
+  LookupHlrResponseSchema,
+  PipelineStateSchema,
+} from '../admin/gen/ferry/admin/v1/admin_pb.ts';
+import type { ClientOf } from '../admin/grpc-client.ts';
+import { runDeadLetters } from './ferryctl-dlq.ts';
+import {
+  type CliIo,
+  type Flags,
+  integerFlag,
+  numberFlag,
+  objectFlag,
+  printer,
+  UsageError,
+} from './ferryctl-flags.ts';
+
+/** The undisclosed Viber template operations: `--fields` is the operation object without `type`. */
+async function runViberTemplates(
+  client: ClientOf<typeof AdminService>,
+  sub: string | undefined,
+  flags: Flags,
+  io: CliIo,
+): Promise<void> {
+  const call = { timeoutMs: numberFlag(flags['timeout-ms'], '--timeout-ms', 10_000) };
+  const print = printer(io, flags.json === true);
+  const fields = objectFlag(flags.fields, '--fields');
+  const request = fields === undefined ? {} : { fields };
+  const human = (m: { result?: MessageShape<typeof ValueSchema> | undefined }) =>
+    JSON.stringify(m.result ? toJson(ValueSchema, m.result) : null);
+  if (sub === 'list') {
+    const answer = await client.unary('listViberTemplates', request, call);
+    return print(ListViberTemplatesResponseSchema, answer, human);
+  }
+  if (sub === 'create' || sub === 'delete') {
+    if (fields === undefined) throw new UsageError(`templates viber ${sub} needs --fields JSON`);
+    if (sub === 'create') {
+      const answer = await client.unary('createViberTemplate', request, call);
+      return print(CreateViberTemplateResponseSchema, answer, human);
+    }
+    const answer = await client.unary('deleteViberTemplates', request, call);
+    return print(DeleteViberTemplatesResponseSchema, answer, human);
+  }
+  throw new UsageError('templates viber needs list, create or delete');
+}
+
+function pipelineText(state: MessageShape<typeof PipelineStateSchema> | undefined): string {
+  if (!state) return 'no state';
+  const json = toJson(PipelineStateSchema, state, { alwaysEmitImplicit: true }) as Record<
+    string,
+    unknown
+  >;
+  const lines = [
+    `running: ${state.running}`,
+    `paused: ${state.paused}${state.paused ? ` (${JSON.stringify(json.pauseReasons)})` : ''}`,
+    `partitions: ${state.partitions.map((p) => `${p.partition} (lag ${p.lag})`).join(', ') || 'none'}`,
+    `total lag: ${state.totalLag}`,
+    `envelopes in flight: ${state.envelopesInFlight}, queued: ${state.envelopesQueued}`,
+    `commands in flight: ${state.commandsInFlight}`,
+  ];
+  if (state.lastError) lines.push(`last error: ${state.lastError}`);
+  return lines.join('\n');
+}
+
+export async function runAdmin(
+  client: ClientOf<typeof AdminService>,
+  command: string,
+  args: readonly string[],
+  flags: Flags,
+  io: CliIo,
+): Promise<void> {
+  const timeoutMs = numberFlag(flags['timeout-ms'], '--timeout-ms', 10_000);
+  const call = { timeoutMs };
+  const print = printer(io, flags.json === true);
+  const [sub] = args;
+  switch (command) {
+    case 'balance': {
+      const answer = await client.unary('getBalance', {}, call);
+      return print(GetBalanceResponseSchema, answer, (m) => `${m.amount} ${m.currency}`);
+    }
+    case 'senders': {
+      const answer = await client.unary('listSenders', {}, call);
+      return print(ListSendersResponseSchema, answer, (m) =>
+        m.senders.map((s) => `${s.name}\t${s.status}`).join('\n'),
+      );
+    }
+    case 'hlr':
+    case 'otp': {
+      const phone = integerFlag(sub, 'phone');
+      if (phone === undefined) throw new UsageError(`${command} needs a phone number`);
+      const id = integerFlag(flags.id, '--id') ?? BigInt(Date.now());
+      if (command === 'hlr') {
+        const answer = await client.unary('lookupHlr', { id, phone }, call);
+        return print(LookupHlrResponseSchema, answer, (m) =>
+          [
+            `phone: ${m.phone}`,
+            `status: ${m.status}`,
+            `mccmnc: ${m.mccmnc}`,
+            `ported: ${m.ported}`,
+            `network: ${m.originNetwork?.name ?? '?'}${m.ported ? ` -> ${m.portedNetwork?.name ?? '?'}` : ''}`,
+          ].join('\n'),
+        );
+      }
+      const answer = await client.unary('callOtp', { id, phone }, call);
+      return print(CallOtpResponseSchema, answer, (m) => JSON.stringify(m.result ?? {}));
+    }
+    case 'status': {
+      const id = integerFlag(sub, 'id');
+      if (id === undefined) throw new UsageError('status needs a message id');
+      const answer = await client.unary('getMessageStatus', { id }, call);
+      return print(GetMessageStatusResponseSchema, answer, (m) =>
+        [
+          `id: ${m.id}`,
+          `msg_id: ${m.msgId}`,
+          `type: ${m.type}`,
+          `status: ${m.status}`,
+          `updated: ${m.updated}`,
+          ...m.replies.map(
+            (r) => `reply ${r.datetime}: ${r.message ?? ''}${r.media ? ` [${r.media.url}]` : ''}`,
+          ),
+        ].join('\n'),
+      );
+    }
+    case 'templates': {
+      if (sub === 'list') {
+        const answer = await client.unary('listTemplates', {}, call);
+        return print(ListTemplatesResponseSchema, answer, (m) =>
+          m.templates.map((t) => JSON.stringify(t)).join('\n'),
+        );
+      }
+      if (sub === 'create') {
+        const answer = await client.unary(
+          'createTemplate',
+          {
+            ...(flags.text === undefined ? {} : { template: flags.text }),
+            ...(flags.name === undefined ? {} : { name: flags.name }),
+          },
+          call,
+        );
+        return print(CreateTemplateResponseSchema, answer, (m) => JSON.stringify(m.template ?? {}));
+      }
+      if (sub === 'delete') {
+        const answer = await client.unary(
+          'deleteTemplates',
+          {
+            ...(flags.id === undefined ? {} : { id: flags.id }),
+            ...(flags.text === undefined ? {} : { template: flags.text }),
+          },
+          call,
+        );
+        return print(DeleteTemplatesResponseSchema, answer, (m) =>
+          JSON.stringify(m.result ? toJson(ValueSchema, m.result) : null),
+        );
+      }
+      if (sub === 'viber') return runViberTemplates(client, args[1], flags, io);
+      throw new UsageError('templates needs list, create, delete or viber');
+    }
+    case 'pause':
+    case 'resume':
+    case 'state': {
+      const method =
+        command === 'pause'
+          ? 'pauseConsumption'
+          : command === 'resume'
+            ? 'resumeConsumption'
+            : 'getPipelineState';
+      const answer = await client.unary(method, {}, call);
+      // GetPipelineState also names the release answering; pause and resume do not.
+      const version = 'version' in answer && answer.version ? answer.version : undefined;
+      if (flags.json) {
+        const state = answer.state ? toJson(PipelineStateSchema, answer.state) : {};
+        io.out(JSON.stringify(version === undefined ? state : { ...(state as object), version }));
+      } else {
+        io.out(pipelineText(answer.state));
+        if (version !== undefined) io.out(`version: ${version}`);
+      }
+      return;
+    }
+    case 'dlq':
+      return runDeadLetters(client, sub, flags, io);
+    default:
+      throw new UsageError(`unknown command "${command}"`);
+  }
+}
