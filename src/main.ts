@@ -7,10 +7,11 @@ import { Daemon } from './daemon.ts';
 import { ConfigError } from './errors.ts';
 import { createLogger } from './observability/logger.ts';
 import { createMetrics } from './observability/metrics.ts';
+import { readTracingSettings, startTracing } from './observability/tracing.ts';
 
 function loadConfig() {
   try {
-    return readConfig(process.env);
+    return { config: readConfig(process.env), tracingSettings: readTracingSettings(process.env) };
   } catch (error: unknown) {
     if (error instanceof ConfigError) {
       process.stderr.write(`ferry: configuration error: ${error.message}\n`);
@@ -20,15 +21,18 @@ function loadConfig() {
   }
 }
 
-const config = loadConfig();
+const { config, tracingSettings } = loadConfig();
 const logger = createLogger({ level: config.FERRY_LOG_LEVEL, secrets: secretValues(config) });
 logger.info({ config: redactedConfig(config) }, 'configuration loaded');
+// Before the daemon, so the first command read is traced; off, this imports nothing.
+const tracing = await startTracing(tracingSettings, logger);
 
 let exiting = false;
 const daemon = new Daemon({
   config,
   logger,
   metrics: createMetrics(),
+  tracer: tracing.tracer,
   onFatal: (error) => {
     logger.fatal(
       { err: error.message },
@@ -50,6 +54,8 @@ async function shutdown(signal: NodeJS.Signals): Promise<void> {
   force.unref();
   try {
     const drained = await daemon.stop();
+    // After the pipeline: the spans of the last committed batches are exported too.
+    await tracing.stop();
     logger.info({ drained }, 'stopped');
     process.exit(drained ? 0 : 1);
   } catch (error: unknown) {
@@ -69,5 +75,6 @@ try {
     'ferry could not start',
   );
   await daemon.stop().catch(() => undefined);
+  await tracing.stop();
   process.exit(1);
 }

@@ -8,6 +8,7 @@
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { isOperationType } from '../contract/index.ts';
+import { channels, UNKNOWN_CHANNEL } from './channels.ts';
 
 /** How ferry reached the gateway: the sync or the async endpoint (FERRY_TRANSPORT, header `ferry-transport`). */
 export type TransportLabel = 'sync' | 'async';
@@ -99,6 +100,16 @@ export interface FerryMetrics {
   readonly consumerCrashes: Counter;
   /** `ferry_reconciliations_total{outcome}`: commands in doubt looked up with `status` before a resend; `found` ones were not sent again. */
   readonly reconciliations: Counter<'outcome'>;
+  /** `ferry_end_to_end_seconds{type}`: from a command record's Kafka timestamp to the commit of the transaction carrying its result. */
+  readonly endToEnd: Histogram<'type'>;
+  /** `ferry_messages_sent_total{channel}`: sends the gateway accepted, by channel (`channelOfType`). */
+  readonly messagesSent: Counter<'channel'>;
+  /** `ferry_receipts_total{channel}`: delivery-status callbacks written as status events, by channel (`channelOfCallback`). */
+  readonly receipts: Counter<'channel'>;
+  /** `ferry_oldest_uncommitted_seconds{partition}`: how long the oldest command read and not committed has been waiting, per owned partition. */
+  readonly oldestUncommitted: Gauge<'partition'>;
+  /** `ferry_commands_in_doubt`: commands that may have reached the gateway and whose outcome is not settled yet. */
+  readonly commandsInDoubt: Gauge;
 }
 
 /** `ferry_envelope_operations` buckets: operations per envelope. */
@@ -108,6 +119,11 @@ export const ENVELOPE_OPERATIONS_BUCKETS: readonly number[] = [
 /** `ferry_gateway_request_duration_seconds` buckets: 1 ms to 30 s. */
 export const GATEWAY_DURATION_BUCKETS_SECONDS: readonly number[] = [
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30,
+];
+
+/** `ferry_end_to_end_seconds` buckets: 25 ms to a minute. */
+export const END_TO_END_BUCKETS_SECONDS: readonly number[] = [
+  0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60,
 ];
 
 /**
@@ -247,6 +263,36 @@ export function createMetrics(registry: Registry = new Registry()): FerryMetrics
       labelNames: ['outcome'] as const,
       registers,
     }),
+    endToEnd: new Histogram({
+      name: 'ferry_end_to_end_seconds',
+      help: "Seconds from a command record's Kafka timestamp to the commit of its result, by operation type.",
+      labelNames: ['type'] as const,
+      buckets: [...END_TO_END_BUCKETS_SECONDS],
+      registers,
+    }),
+    messagesSent: new Counter({
+      name: 'ferry_messages_sent_total',
+      help: 'Sends the gateway accepted, by channel (pipeline for multi-channel operations).',
+      labelNames: ['channel'] as const,
+      registers,
+    }),
+    receipts: new Counter({
+      name: 'ferry_receipts_total',
+      help: 'Delivery-status callbacks written as status events, by channel (unknown when the callback does not say).',
+      labelNames: ['channel'] as const,
+      registers,
+    }),
+    oldestUncommitted: new Gauge({
+      name: 'ferry_oldest_uncommitted_seconds',
+      help: 'Seconds the oldest command read and not yet committed has been waiting, per owned partition (0 when none).',
+      labelNames: ['partition'] as const,
+      registers,
+    }),
+    commandsInDoubt: new Gauge({
+      name: 'ferry_commands_in_doubt',
+      help: 'Commands that may have reached the gateway and whose outcome is not settled yet (lost answers, takeover lookups).',
+      registers,
+    }),
   };
 
   // Series that exist from the start, at 0: dashboards draw flat lines instead of
@@ -258,6 +304,12 @@ export function createMetrics(registry: Registry = new Registry()): FerryMetrics
   metrics.consumerCrashes.inc(0);
   for (const outcome of ['found', 'not_found']) metrics.reconciliations.inc({ outcome }, 0);
   metrics.partsBilled.inc(0);
+  metrics.commandsInDoubt.set(0);
+  for (const channel of channels) {
+    metrics.messagesSent.inc({ channel }, 0);
+    metrics.receipts.inc({ channel }, 0);
+  }
+  metrics.receipts.inc({ channel: UNKNOWN_CHANNEL }, 0);
   for (const reason of pauseReasons) metrics.consumptionPaused.set({ reason }, 0);
   for (const transport of transports) {
     metrics.commandsConsumed.inc({ transport }, 0);

@@ -41,6 +41,11 @@ const expected: Record<keyof Omit<FerryMetrics, 'registry'>, [string, string, st
   kafkaErrors: ['ferry_kafka_errors_total', 'counter', ['client', 'kind']],
   consumerCrashes: ['ferry_consumer_crashes_total', 'counter', []],
   reconciliations: ['ferry_reconciliations_total', 'counter', ['outcome']],
+  endToEnd: ['ferry_end_to_end_seconds', 'histogram', ['type']],
+  messagesSent: ['ferry_messages_sent_total', 'counter', ['channel']],
+  receipts: ['ferry_receipts_total', 'counter', ['channel']],
+  oldestUncommitted: ['ferry_oldest_uncommitted_seconds', 'gauge', ['partition']],
+  commandsInDoubt: ['ferry_commands_in_doubt', 'gauge', []],
 };
 
 test('createMetrics registers every ferry metric with its type and labels', async () => {
