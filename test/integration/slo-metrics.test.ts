@@ -50,7 +50,7 @@ async function scrape(ferry: TestFerry): Promise<Sample[]> {
 }
 
 /** The value of the series `name` whose labels include `labels`; undefined when absent. */
-function valueOf(
+function sampleValue(
   samples: readonly Sample[],
   name: string,
   labels: Record<string, string> = {},
@@ -113,7 +113,7 @@ test('end-to-end seconds, sends and receipts by channel, and the oldest uncommit
     ['pipeline=0', 'rcs=0', 'sms=0', 'telegram=0', 'viber=0', 'voice=0'],
     'every channel starts at 0',
   );
-  assert.equal(valueOf(before, 'ferry_commands_in_doubt'), 0);
+  assert.equal(sampleValue(before, 'ferry_commands_in_doubt'), 0);
 
   const sentAt = Date.now();
   await produce(t, [
@@ -130,17 +130,17 @@ test('end-to-end seconds, sends and receipts by channel, and the oldest uncommit
   assert.equal(results.filter((r) => r.value.success === true).length, 5);
 
   const after = await scrape(ferry);
-  const count = (type: string) => valueOf(after, 'ferry_end_to_end_seconds_count', { type });
+  const count = (type: string) => sampleValue(after, 'ferry_end_to_end_seconds_count', { type });
   assert.deepEqual(
     { sms: count('sms'), viber: count('viber'), pipeline: count('pipeline'), hlr: count('hlr') },
     { sms: 3, viber: 1, pipeline: 1, hlr: 1 },
   );
-  const sum = valueOf(after, 'ferry_end_to_end_seconds_sum', { type: 'sms' }) ?? -1;
+  const sum = sampleValue(after, 'ferry_end_to_end_seconds_sum', { type: 'sms' }) ?? -1;
   assert.ok(
     sum > 0 && sum <= 3 * elapsedS + 1,
     `sms end-to-end sum ${sum}s, test saw ${elapsedS}s`,
   );
-  assert.equal(valueOf(after, 'ferry_end_to_end_seconds_bucket', { type: 'sms', le: '60' }), 3);
+  assert.equal(sampleValue(after, 'ferry_end_to_end_seconds_bucket', { type: 'sms', le: '60' }), 3);
   assert.deepEqual(
     Object.fromEntries(
       seriesOf(after, 'ferry_messages_sent_total').map((s) => [s.labels.channel, s.value]),
@@ -178,8 +178,8 @@ test('end-to-end seconds, sends and receipts by channel, and the oldest uncommit
   });
   assert.equal(posted.status, 200);
   const manual = await scrape(ferry);
-  assert.equal(valueOf(manual, 'ferry_receipts_total', { channel: 'telegram' }), 1);
-  assert.equal(valueOf(manual, 'ferry_receipts_total', { channel: 'unknown' }), 1);
+  assert.equal(sampleValue(manual, 'ferry_receipts_total', { channel: 'telegram' }), 1);
+  assert.equal(sampleValue(manual, 'ferry_receipts_total', { channel: 'unknown' }), 1);
 
   // A slow gateway: the command waits uncommitted and its partition's age grows.
   emulator.setKnobs({ latencyMs: 1_500 });
@@ -208,7 +208,7 @@ test('commands whose answer was lost are in doubt until a lookup settles them', 
   ]);
   // Both went out in one envelope whose answer never came: ferry cannot tell they arrived.
   await eventually('two commands in doubt', async () => {
-    const value = valueOf(await scrape(ferry), 'ferry_commands_in_doubt');
+    const value = sampleValue(await scrape(ferry), 'ferry_commands_in_doubt');
     return value === 2 ? value : undefined;
   });
   emulator.setKnobs({ lostAnswerRate: 0 });
@@ -217,6 +217,6 @@ test('commands whose answer was lost are in doubt until a lookup settles them', 
     assert.equal(result.value.success, true);
     assert.equal(result.value.reconciled, true, 'found by the lookup, not sent again');
   }
-  assert.equal(valueOf(await scrape(ferry), 'ferry_commands_in_doubt'), 0);
+  assert.equal(sampleValue(await scrape(ferry), 'ferry_commands_in_doubt'), 0);
   assert.deepEqual(emulator.stats().duplicates, []);
 });
