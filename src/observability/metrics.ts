@@ -100,15 +100,15 @@ export interface FerryMetrics {
   readonly consumerCrashes: Counter;
   /** `ferry_reconciliations_total{outcome}`: commands in doubt looked up with `status` before a resend; `found` ones were not sent again. */
   readonly reconciliations: Counter<'outcome'>;
-  /** `ferry_end_to_end_seconds{type}`: from a command record's Kafka timestamp to the commit of the transaction carrying its result. */
+  /** `ferry_end_to_end_seconds{type}`: from a command record's Kafka timestamp to its result committed; `type` via {@link boundedTypeLabel}. */
   readonly endToEnd: Histogram<'type'>;
-  /** `ferry_messages_sent_total{channel}`: sends the gateway accepted, by channel (`channelOfType`). */
+  /** `ferry_messages_sent_total{channel}`: operations the gateway accepted, by channel (sms, viber, rcs, telegram, voice, pipeline, …). */
   readonly messagesSent: Counter<'channel'>;
-  /** `ferry_receipts_total{channel}`: delivery-status callbacks written as status events, by channel (`channelOfCallback`). */
+  /** `ferry_receipts_total{channel}`: delivery-status callbacks written as status events, by channel (`unknown` when ferry cannot tell). */
   readonly receipts: Counter<'channel'>;
-  /** `ferry_oldest_uncommitted_seconds{partition}`: how long the oldest command read and not committed has been waiting, per owned partition. */
+  /** `ferry_oldest_uncommitted_seconds{partition}`: age of the oldest command read and not yet committed, per owned partition (0 when none). */
   readonly oldestUncommitted: Gauge<'partition'>;
-  /** `ferry_commands_in_doubt`: commands that may have reached the gateway and whose outcome is not settled yet. */
+  /** `ferry_commands_in_doubt`: commands that may have been sent and whose outcome is not settled yet. */
   readonly commandsInDoubt: Gauge;
 }
 
@@ -121,7 +121,7 @@ export const GATEWAY_DURATION_BUCKETS_SECONDS: readonly number[] = [
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30,
 ];
 
-/** `ferry_end_to_end_seconds` buckets: 25 ms to a minute. */
+/** `ferry_end_to_end_seconds` buckets: 25 ms to 60 s, with 2 s (the latency objective) as a bound. */
 export const END_TO_END_BUCKETS_SECONDS: readonly number[] = [
   0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60,
 ];
@@ -265,32 +265,32 @@ export function createMetrics(registry: Registry = new Registry()): FerryMetrics
     }),
     endToEnd: new Histogram({
       name: 'ferry_end_to_end_seconds',
-      help: "Seconds from a command record's Kafka timestamp to the commit of its result, by operation type.",
+      help: "Seconds from a command record's Kafka timestamp to its result committed, by operation type.",
       labelNames: ['type'] as const,
       buckets: [...END_TO_END_BUCKETS_SECONDS],
       registers,
     }),
     messagesSent: new Counter({
       name: 'ferry_messages_sent_total',
-      help: 'Sends the gateway accepted, by channel (pipeline for multi-channel operations).',
+      help: 'Operations the gateway accepted, by channel.',
       labelNames: ['channel'] as const,
       registers,
     }),
     receipts: new Counter({
       name: 'ferry_receipts_total',
-      help: 'Delivery-status callbacks written as status events, by channel (unknown when the callback does not say).',
+      help: 'Delivery-status callbacks written as status events, by channel (unknown when ferry cannot tell).',
       labelNames: ['channel'] as const,
       registers,
     }),
     oldestUncommitted: new Gauge({
       name: 'ferry_oldest_uncommitted_seconds',
-      help: 'Seconds the oldest command read and not yet committed has been waiting, per owned partition (0 when none).',
+      help: 'Age of the oldest command read and not yet committed, per owned partition (0 when none).',
       labelNames: ['partition'] as const,
       registers,
     }),
     commandsInDoubt: new Gauge({
       name: 'ferry_commands_in_doubt',
-      help: 'Commands that may have reached the gateway and whose outcome is not settled yet (lost answers, takeover lookups).',
+      help: 'Commands that may have been sent and whose outcome is not settled yet.',
       registers,
     }),
   };
