@@ -30,8 +30,9 @@ install: $(STAMP)
 jars: $(STAMP)
 	$(NPM) run --silent kafka -- jars
 
-# prometheus/promtool (Debian), kustomize and grpcurl (Go module proxy) for the deploy,
-# metrics and admin API tests.
+# prometheus/promtool (Debian), kustomize, grpcurl and kubeconform with offline
+# Kubernetes and CRD schemas (Go module proxy, PyPI) for the deploy, metrics and admin
+# API tests.
 tools:
 	tools/install-tools.sh
 

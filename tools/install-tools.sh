@@ -13,6 +13,15 @@
 #                         the Go module proxy into the git-ignored .cache/bin.
 #   grpcurl               the admin API tests call ferry through server reflection
 #                         with it; the pinned release is built the same way.
+#   kubeconform           validates every object kustomize renders against JSON schemas,
+#                         offline (no cluster); built the same way. Its schemas, in the
+#                         git-ignored .cache/kube-schemas:
+#                         - built-in kinds: the strict JSON schemas of Kubernetes that the
+#                           PyPI package kubernetes-validate ships (wheel fetched with pip
+#                           download, only the schema folder unpacked);
+#                         - CustomResources (ServiceMonitor, PrometheusRule, ScaledObject):
+#                           the CRDs in the Go modules of prometheus-operator and KEDA (go mod
+#                           download), converted by kubeconform's own openapi2jsonschema.py.
 # Idempotent: a fast no-op when everything is present. Tests look in PATH and in
 # .cache/bin. Usage: tools/install-tools.sh   (root, or sudo available, for apt-get)
 set -euo pipefail
@@ -22,6 +31,12 @@ BIN_DIR="$ROOT/.cache/bin"
 # v5.8.1: the newest release that builds with Go 1.26 (v5.8.3 wants Go 1.27).
 KUSTOMIZE_VERSION="${KUSTOMIZE_VERSION:-v5.8.1}"
 GRPCURL_VERSION="${GRPCURL_VERSION:-v1.9.3}"
+KUBECONFORM_VERSION="${KUBECONFORM_VERSION:-v0.7.0}"
+# The Kubernetes version the manifests are checked against, and where its schemas come from.
+KUBE_SCHEMA_VERSION="${KUBE_SCHEMA_VERSION:-1.34.0}"
+KUBERNETES_VALIDATE_VERSION="${KUBERNETES_VALIDATE_VERSION:-1.37.0}"
+PROMETHEUS_OPERATOR_VERSION="${PROMETHEUS_OPERATOR_VERSION:-v0.85.0}"
+KEDA_VERSION="${KEDA_VERSION:-v2.21.0}"
 export PATH="$BIN_DIR:$PATH"
 
 log() { printf 'install-tools: %s\n' "$*" >&2; }
@@ -117,6 +132,90 @@ install_grpcurl() {
   grpcurl_is_pinned "$BIN_DIR/grpcurl" || die "grpcurl was built but does not report $GRPCURL_VERSION"
 }
 
+kubeconform_is_pinned() {
+  local version
+  version="$("$1" -v 2>&1 || true)"
+  [[ "$version" == "$KUBECONFORM_VERSION" ]]
+}
+
+install_kubeconform() {
+  if [ -x "$BIN_DIR/kubeconform" ] && kubeconform_is_pinned "$BIN_DIR/kubeconform"; then return 0; fi
+  if command -v kubeconform >/dev/null 2>&1 && kubeconform_is_pinned "$(command -v kubeconform)"; then return 0; fi
+  # Stamped like the release builds, so that `kubeconform -v` names the version.
+  go_install "kubeconform $KUBECONFORM_VERSION" "github.com/yannh/kubeconform/cmd/kubeconform@$KUBECONFORM_VERSION" \
+    -ldflags "-X main.version=$KUBECONFORM_VERSION"
+  kubeconform_is_pinned "$BIN_DIR/kubeconform" || die "kubeconform was built but does not report $KUBECONFORM_VERSION"
+}
+
+# go_module_dir MODULE@VERSION: the module's unpacked source in the Go module cache.
+go_module_dir() {
+  local go_bin
+  go_bin="$(command -v go || echo /usr/local/go/bin/go)"
+  "$go_bin" mod download -json "$1" | python3 -c 'import json, sys; print(json.load(sys.stdin)["Dir"])'
+}
+
+# Schemas laid out as kubeconform's -schema-location templates expect them (the test
+# passes the same templates): core/v<version>-standalone-strict/<kind>-<group>-<version>.json
+# and crd/<kind>-<group>-<version>.json. The stamp names every input and the folder itself,
+# since the core schemas refer to their shared definitions by absolute file URL.
+install_kube_schemas() {
+  # The physical path: .cache may be a symbolic link, and the file URLs must not depend on it.
+  mkdir -p "$ROOT/.cache"
+  local SCHEMA_DIR
+  SCHEMA_DIR="$(cd "$ROOT/.cache" && pwd -P)/kube-schemas"
+  local stamp="$SCHEMA_DIR/.stamp"
+  local want="$SCHEMA_DIR k8s=$KUBE_SCHEMA_VERSION kubernetes-validate=$KUBERNETES_VALIDATE_VERSION prometheus-operator=$PROMETHEUS_OPERATOR_VERSION keda=$KEDA_VERSION kubeconform=$KUBECONFORM_VERSION"
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
+  command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] ||
+    die "Kubernetes schemas missing and no Go toolchain to download the CRDs: install it on PATH"
+  log "Kubernetes $KUBE_SCHEMA_VERSION and CRD schemas into $SCHEMA_DIR"
+  rm -rf "$SCHEMA_DIR"
+  local work
+  work="$(mktemp -d)"
+  # shellcheck disable=SC2064 # expand now: the folder is local to this function
+  trap "rm -rf '$work'" RETURN
+
+  if ! python3 -m pip --version >/dev/null 2>&1; then apt_install "pip" python3-pip; fi
+  python3 -m pip download --quiet --no-deps --dest "$work" "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION" ||
+    die "pip download kubernetes-validate==$KUBERNETES_VALIDATE_VERSION failed"
+  local source="kubernetes_validate/kubernetes-json-schema/v$KUBE_SCHEMA_VERSION-local-strict"
+  local core="$SCHEMA_DIR/core/v$KUBE_SCHEMA_VERSION-standalone-strict"
+  mkdir -p "$core"
+  python3 - "$work"/kubernetes_validate-*.whl "$source" "$core" <<'PY'
+import sys, zipfile
+wheel, source, target = sys.argv[1], sys.argv[2], sys.argv[3]
+# The schemas refer to "/api/_definitions.json" (the package's own resolver maps it);
+# kubeconform resolves references as URLs, so point them at the file itself.
+definitions = f"file://{target}/_definitions.json"
+count = 0
+with zipfile.ZipFile(wheel) as archive:
+    for name in archive.namelist():
+        if not name.startswith(source + "/") or not name.endswith(".json"):
+            continue
+        text = archive.read(name).decode("utf-8").replace('"/api/_definitions.json', f'"{definitions}')
+        with open(f"{target}/{name.rsplit('/', 1)[1]}", "w", encoding="utf-8") as out:
+            out.write(text)
+        count += 1
+if count == 0:
+    sys.exit(f"no schema under {source} in {wheel}")
+PY
+
+  local operator keda kubeconform_src
+  operator="$(go_module_dir "github.com/prometheus-operator/prometheus-operator@$PROMETHEUS_OPERATOR_VERSION")"
+  keda="$(go_module_dir "github.com/kedacore/keda/v2@$KEDA_VERSION")"
+  kubeconform_src="$(go_module_dir "github.com/yannh/kubeconform@$KUBECONFORM_VERSION")"
+  mkdir -p "$SCHEMA_DIR/crd"
+  # DENY_ROOT_ADDITIONAL_PROPERTIES: strict like the core schemas, an unknown field fails.
+  (cd "$SCHEMA_DIR/crd" &&
+    FILENAME_FORMAT='{kind}-{group}-{version}' DENY_ROOT_ADDITIONAL_PROPERTIES=1 \
+      python3 "$kubeconform_src/scripts/openapi2jsonschema.py" \
+      "$operator/example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml" \
+      "$operator/example/prometheus-operator-crd/monitoring.coreos.com_prometheusrules.yaml" \
+      "$keda/config/crd/bases/keda.sh_scaledobjects.yaml" >/dev/null) ||
+    die "openapi2jsonschema.py could not convert the CRDs"
+  printf '%s' "$want" >"$stamp"
+}
+
 install_python_yaml() {
   if command -v python3 >/dev/null 2>&1 && python3 -c 'import yaml' >/dev/null 2>&1; then return 0; fi
   apt_install "python3 with PyYAML" python3-yaml
@@ -129,3 +228,5 @@ install_lz4
 install_python_yaml
 install_kustomize
 install_grpcurl
+install_kubeconform
+install_kube_schemas

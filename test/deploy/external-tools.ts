@@ -5,8 +5,9 @@
  * command that installs it: these tests never skip.
  */
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
-import { delimiter, join, resolve } from 'node:path';
+import { accessSync, constants, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join, relative, resolve } from 'node:path';
 
 /** The repository root. */
 export const repoRoot = resolve(import.meta.dirname, '..', '..');
@@ -40,15 +41,20 @@ export interface RunResult {
   readonly stderr: string;
 }
 
+/** How to run a command: folder, standard input, time bound, variables added to ours. */
+export interface RunOptions {
+  readonly cwd?: string;
+  readonly input?: string;
+  readonly timeoutMs?: number;
+  readonly env?: Readonly<Record<string, string>>;
+}
+
 /** Runs a command to completion (bounded by `timeoutMs`, default 60 s). */
-export function run(
-  command: string,
-  args: readonly string[],
-  options: { cwd?: string; input?: string; timeoutMs?: number } = {},
-): RunResult {
+export function run(command: string, args: readonly string[], options: RunOptions = {}): RunResult {
   const result = spawnSync(command, args, {
     cwd: options.cwd ?? repoRoot,
     input: options.input,
+    env: options.env ? { ...process.env, ...options.env } : process.env,
     encoding: 'utf8',
     timeout: options.timeoutMs ?? 60_000,
     maxBuffer: 64 * 1024 * 1024,
@@ -62,11 +68,7 @@ export function run(
  *
  * @throws Error with the command's output when it exits non-zero.
  */
-export function runOk(
-  command: string,
-  args: readonly string[],
-  options: { cwd?: string; input?: string; timeoutMs?: number } = {},
-): string {
+export function runOk(command: string, args: readonly string[], options: RunOptions = {}): string {
   const result = run(command, args, options);
   if (result.status !== 0) {
     throw new Error(
@@ -108,6 +110,87 @@ export function kustomizeBuild(dir: string): KubeObject[] {
   const [command = 'kustomize', ...args] = kustomizeCommand();
   const text = runOk(command, [...args, join(repoRoot, dir)]);
   return parseYamlDocuments(text) as KubeObject[];
+}
+
+/**
+ * Renders `base` (a directory relative to the repository) with kustomize `components`
+ * added, through a throw-away kustomization that lists them, as an overlay would.
+ * `extra` is appended to that kustomization (e.g. a configMapGenerator merge).
+ */
+export function kustomizeBuildWith(
+  base: string,
+  components: readonly string[],
+  extra = '',
+): KubeObject[] {
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-kustomize-'));
+  try {
+    // kustomize refuses absolute paths: refer to the repository relatively.
+    const from = (path: string) => relative(dir, realpathSync(join(repoRoot, path)));
+    const lines = [
+      'apiVersion: kustomize.config.k8s.io/v1beta1',
+      'kind: Kustomization',
+      'resources:',
+      `  - ${from(base)}`,
+      ...(components.length > 0 ? ['components:'] : []),
+      ...components.map((component) => `  - ${from(component)}`),
+      extra,
+    ];
+    writeFileSync(join(dir, 'kustomization.yaml'), `${lines.join('\n')}\n`);
+    const [command = 'kustomize', ...args] = kustomizeCommand();
+    return parseYamlDocuments(runOk(command, [...args, dir])) as KubeObject[];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The Kubernetes version the manifests are validated against (tools/install-tools.sh). */
+export const KUBE_SCHEMA_VERSION = '1.34.0';
+
+/** One object's verdict from kubeconform (`-output json`). */
+export interface SchemaVerdict {
+  readonly kind: string;
+  readonly name: string;
+  readonly version: string;
+  /** `statusValid`, `statusInvalid`, `statusError` or `statusSkipped`. */
+  readonly status: string;
+  readonly msg?: string;
+}
+
+/**
+ * Validates a YAML stream with kubeconform, offline and strict (an unknown field fails),
+ * against the schemas tools/install-tools.sh put in .cache/kube-schemas: Kubernetes'
+ * built-in kinds, and the CRDs of the Prometheus Operator and KEDA. An object whose
+ * schema is missing is an error, never skipped.
+ */
+export function kubeconform(objects: readonly KubeObject[]): SchemaVerdict[] {
+  // JSON is YAML: one document per object.
+  const yaml = objects.map((object) => JSON.stringify(object)).join('\n---\n');
+  const schemas = join(repoRoot, '.cache', 'kube-schemas');
+  try {
+    accessSync(join(schemas, '.stamp'));
+  } catch {
+    throw new Error(`Kubernetes schemas missing in ${schemas}: ${INSTALL_HINT}`);
+  }
+  const result = run(
+    findTool('kubeconform'),
+    [
+      '-strict',
+      '-summary',
+      '-verbose',
+      '-output',
+      'json',
+      '-kubernetes-version',
+      KUBE_SCHEMA_VERSION,
+      '-schema-location',
+      `${schemas}/core/{{ .NormalizedKubernetesVersion }}-standalone{{ .StrictSuffix }}/{{ .ResourceKind }}{{ .KindSuffix }}.json`,
+      '-schema-location',
+      `${schemas}/crd/{{ .ResourceKind }}{{ .KindSuffix }}.json`,
+      '-',
+    ],
+    { input: yaml },
+  );
+  const report = JSON.parse(result.stdout) as { resources?: SchemaVerdict[] };
+  return report.resources ?? [];
 }
 
 /**

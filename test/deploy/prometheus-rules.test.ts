@@ -8,11 +8,16 @@ import { ALERTS_FILE, ALERTS_TEST_FILE, readAlertsFile } from './deploy-files.ts
 import {
   findTool,
   type KubeObject,
-  kustomizeBuild,
+  kustomizeBuildWith,
   parseYamlDocuments,
   repoRoot,
   run,
+  runOk,
 } from './external-tools.ts';
+
+const RUNBOOKS_FILE = 'docs/runbooks.md';
+/** The runbook base the rule file carries; render-prometheus-rule.sh swaps it for RUNBOOK_BASE_URL. */
+const DEFAULT_RUNBOOK_BASE = 'https://github.com/example/ferry/blob/main/docs/runbooks.md';
 
 /** The alerts an operator needs (docs/observability.md), by the names ferry gives them. */
 const REQUIRED_ALERTS = [
@@ -24,7 +29,33 @@ const REQUIRED_ALERTS = [
   'FerryBalanceLow',
   'FerryNoResults',
   'FerryConsumerCrashed',
+  'FerryItemFailureRatioHigh',
+  'FerryReceiptsStopped',
+  'FerryLatencyBudgetBurnFast',
+  'FerryLatencyBudgetBurnSlow',
+  'FerryCommandsInDoubtStuck',
+  'FerryUncommittedCommandOld',
+  'FerryCallbacksNotFound',
+  'FerryCallbacksUnauthorized',
 ];
+
+/**
+ * The anchors a Markdown file offers, as GitHub makes them: each heading's text in lower
+ * case, punctuation removed, spaces as hyphens; plus explicit `id="…"` attributes.
+ */
+function markdownAnchors(markdown: string): Set<string> {
+  const anchors = new Set<string>();
+  for (const [, heading = ''] of markdown.matchAll(/^#{1,6}\s+(.+?)\s*#*$/gm)) {
+    anchors.add(
+      heading
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+        .replace(/\s/g, '-'),
+    );
+  }
+  for (const [, id = ''] of markdown.matchAll(/\bid="([^"]+)"/g)) anchors.add(id);
+  return anchors;
+}
 
 function alertNames(): string[] {
   return readAlertsFile().groups.flatMap((group) =>
@@ -93,14 +124,58 @@ test('every required alert exists and every alert has firing and silent test cas
   }
 });
 
-test('the PrometheusRule in the kustomize base carries exactly the alerts file', () => {
-  const rendered = kustomizeBuild('deploy/k8s/base').find(
+test('every alert has a runbook_url whose section exists in docs/runbooks.md', () => {
+  const runbooks = readFileSync(join(repoRoot, RUNBOOKS_FILE), 'utf8');
+  const anchors = markdownAnchors(runbooks);
+  assert.ok(anchors.has('ferrygatewayaccessdenied'), 'the anchor reader finds headings');
+  assert.ok(!anchors.has('ferrynosuchalert'));
+  for (const rule of readAlertsFile().groups.flatMap((group) => group.rules)) {
+    if (!rule.alert) continue;
+    const url = rule.annotations?.runbook_url ?? '';
+    assert.equal(
+      url,
+      `${DEFAULT_RUNBOOK_BASE}#${rule.alert.toLowerCase()}`,
+      `${rule.alert}: runbook_url is the base plus the alert's anchor`,
+    );
+    assert.ok(
+      anchors.has(rule.alert.toLowerCase()),
+      `${RUNBOOKS_FILE} has a section ${rule.alert}`,
+    );
+    // The section says what it means, how to check, what to do.
+    const section = runbooks.split(/^## /m).find((part) => part.startsWith(`${rule.alert}\n`));
+    for (const part of ['**Means.**', '**Check.**', '**Act.**']) {
+      assert.ok(section?.includes(part), `${rule.alert}: the runbook has ${part}`);
+    }
+  }
+});
+
+test('render-prometheus-rule.sh puts RUNBOOK_BASE_URL in every runbook_url', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'ferry-render-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const output = join(dir, 'rule.yaml');
+  const base = 'https://runbooks.example.org/ferry/runbooks.html';
+  runOk('bash', ['deploy/prometheus/render-prometheus-rule.sh'], {
+    env: { RUNBOOK_BASE_URL: base, OUTPUT: output },
+  });
+  const [rendered] = parseYamlDocuments(readFileSync(output, 'utf8')) as [
+    { spec: { groups: { rules: { alert?: string; annotations?: Record<string, string> }[] }[] } },
+  ];
+  const rules = rendered.spec.groups.flatMap((group) => group.rules);
+  assert.equal(rules.length, readAlertsFile().groups.flatMap((group) => group.rules).length);
+  for (const rule of rules) {
+    if (!rule.alert) continue;
+    assert.equal(rule.annotations?.runbook_url, `${base}#${rule.alert.toLowerCase()}`);
+  }
+});
+
+test('the PrometheusRule of the monitoring component carries exactly the alerts file', () => {
+  const rendered = kustomizeBuildWith('deploy/k8s/base', ['deploy/k8s/components/monitoring']).find(
     (object: KubeObject) => object.kind === 'PrometheusRule',
   );
-  assert.ok(rendered, 'the base renders a PrometheusRule');
+  assert.ok(rendered, 'the monitoring component renders a PrometheusRule');
   assert.deepEqual(
     (rendered.spec as { groups: unknown }).groups,
     readAlertsFile().groups,
-    'deploy/k8s/base/prometheus-rule.yaml is stale: run deploy/prometheus/render-prometheus-rule.sh',
+    'deploy/k8s/components/monitoring/prometheus-rule.yaml is stale: run deploy/prometheus/render-prometheus-rule.sh',
   );
 });

@@ -6,7 +6,17 @@
  */
 import type { Registry } from 'prom-client';
 
-const KEYWORDS = new Set(['and', 'or', 'unless', 'bool', 'offset', 'inf', 'nan']);
+const KEYWORDS = new Set([
+  'and',
+  'or',
+  'unless',
+  'bool',
+  'offset',
+  'inf',
+  'nan',
+  'group_left',
+  'group_right',
+]);
 const GROUPING = /\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g;
 
 /** Metric names read by `expr`, sorted and without duplicates. */

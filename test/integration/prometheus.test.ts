@@ -211,8 +211,8 @@ test('a real Prometheus scrapes ferry and answers queries for its metrics', asyn
         const concrete = expr
           .replaceAll('$__rate_interval', '1m')
           .replaceAll('$__range', '5m')
-          .replaceAll('$namespace', '.*')
-          .replaceAll('$pod', '.*');
+          // The scope variables (cluster, namespace, job, pod) as "All".
+          .replace(/\$\{?(\w+)\}?/g, '.*');
         const answer = await query(concrete);
         assert.equal(answer.status, 'success', `${panel}: ${concrete}: ${answer.error}`);
       }

@@ -1,0 +1,72 @@
+/**
+ * ferry's resident memory at rest: starts a temporary broker, the gateway emulator and
+ * ferry (as the container runs it), waits until ferry is ready and has sat idle, and
+ * prints its RSS and CPU time. The figure behind the memory request in
+ * deploy/k8s/base/deployment.yaml. Usage: node bench/idle-rss.ts [idle seconds, default 30]
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort, startBroker } from '../tools/kafka/broker.ts';
+import { answers200, BenchChild } from './child-process.ts';
+import { BENCH_API_KEY } from './scenarios.ts';
+
+const MIB = 1024 * 1024;
+const root = resolve(import.meta.dirname, '..');
+const idleSeconds = Number(process.argv[2] ?? 30);
+const dir = await mkdtemp(join(tmpdir(), 'ferry-idle-rss-'));
+const broker = await startBroker({
+  dir,
+  port: await freePort(),
+  controllerPort: await freePort(),
+});
+const children: BenchChild[] = [];
+try {
+  const emulatorPort = await freePort();
+  const emulator = new BenchChild({
+    name: 'emulator',
+    cwd: root,
+    args: ['src/emulator/main.ts'],
+    logFile: join(dir, 'emulator.log'),
+    env: {
+      EMULATOR_API_KEY: BENCH_API_KEY,
+      EMULATOR_HOST: '127.0.0.1',
+      EMULATOR_PORT: String(emulatorPort),
+    },
+  });
+  children.push(emulator);
+  const httpPort = await freePort();
+  const ferry = new BenchChild({
+    name: 'ferry',
+    cwd: root,
+    // As `npm start` and the container run it.
+    args: ['--max-semi-space-size=8', 'src/main.ts'],
+    logFile: join(dir, 'ferry.log'),
+    env: {
+      FERRY_KAFKA_BROKERS: broker.brokers,
+      FERRY_API_KEY: BENCH_API_KEY,
+      FERRY_SYNC_BASE_URL: `http://127.0.0.1:${emulatorPort}`,
+      FERRY_HTTP_HOST: '127.0.0.1',
+      FERRY_HTTP_PORT: String(httpPort),
+      FERRY_GRPC_HOST: '127.0.0.1',
+      FERRY_GRPC_PORT: String(await freePort()),
+      FERRY_ADMIN_LOOPBACK_ONLY: 'true',
+    },
+  });
+  children.push(ferry);
+  await ferry.waitUntil('ready', () => answers200(`http://127.0.0.1:${httpPort}/readyz`), 90_000);
+  const ready = ferry.usage();
+  await sleep(idleSeconds * 1000);
+  const idle = ferry.usage();
+  const mib = (bytes: number | undefined) => ((bytes ?? Number.NaN) / MIB).toFixed(0);
+  console.log(
+    `ferry idle: RSS ${mib(ready?.rssBytes)} MiB when ready, ${mib(idle?.rssBytes)} MiB after ` +
+      `${idleSeconds} s idle (peak ${mib(idle?.peakRssBytes)} MiB), CPU ` +
+      `${(((idle?.cpuSeconds ?? 0) - (ready?.cpuSeconds ?? 0)) * 1000).toFixed(0)} ms over the idle time`,
+  );
+} finally {
+  for (const child of children.reverse()) await child.stop(10_000);
+  await broker.stop();
+  await rm(dir, { recursive: true, force: true });
+}
