@@ -146,9 +146,10 @@ test('one trace per command: the record traceparent is the parent, the gateway P
   });
   await waitForLog(ferry, 'ferry is running');
 
-  // Three commands continue traces of their producers; a fourth brings none.
+  // Three commands continue traces of their producers; a fourth brings none, a fifth a
+  // malformed one (ignored: it starts a trace of its own).
   const parents = [0, 1, 2].map(() => ({ traceId: hex(16), spanId: hex(8) }));
-  const ids = [81_001, 81_002, 81_003, 81_004];
+  const ids = [81_001, 81_002, 81_003, 81_004, 81_005];
   await produce(t, [
     ...parents.map((parent, index) =>
       command(setup.topics.commands, smsOperation(ids[index] as number), {
@@ -157,8 +158,11 @@ test('one trace per command: the record traceparent is the parent, the gateway P
       }),
     ),
     command(setup.topics.commands, smsOperation(ids[3] as number)),
+    command(setup.topics.commands, smsOperation(ids[4] as number), {
+      traceparent: `00-${'0'.repeat(32)}-${hex(8)}-01`,
+    }),
   ]);
-  const results = await readRecords(t, setup.topics.results, 4);
+  const results = await readRecords(t, setup.topics.results, 5);
   assert.ok(results.every((result) => result.value.success === true));
 
   // SIGTERM: ferry drains, commits, then flushes the spans it holds before it exits.
@@ -168,7 +172,7 @@ test('one trace per command: the record traceparent is the parent, the gateway P
   assert.equal(await ferry.exited(), 0);
   const spans = receiver.spans();
   const commandSpans = spans.filter((span) => span.name === 'ferry.command sms');
-  assert.equal(commandSpans.length, 4, 'one command span per command, none read again');
+  assert.equal(commandSpans.length, 5, 'one command span per command, none read again');
   assert.ok(receiver.contentTypes.every((type) => type.startsWith('application/json')));
 
   for (const parent of parents) {
@@ -200,11 +204,15 @@ test('one trace per command: the record traceparent is the parent, the gateway P
       'nothing else in the trace',
     );
   }
-  // The command without a traceparent starts a trace of its own, with its POST in it.
-  const ownTrace = commandSpans.find((span) => !parents.some((p) => p.traceId === span.traceId));
-  assert.ok(ownTrace);
-  assert.equal(ownTrace.parentSpanId, '');
-  assert.ok(spans.some((s) => s.name === 'POST' && s.parentSpanId === ownTrace.spanId));
+  // The commands without a valid traceparent start traces of their own, each with its POST.
+  const ownTraces = commandSpans.filter((span) => !parents.some((p) => p.traceId === span.traceId));
+  assert.equal(ownTraces.length, 2);
+  assert.equal(new Set(ownTraces.map((span) => span.traceId)).size, 2);
+  for (const own of ownTraces) {
+    assert.equal(own.parentSpanId, '');
+    assert.notEqual(own.traceId, '0'.repeat(32));
+    assert.ok(spans.some((s) => s.name === 'POST' && s.parentSpanId === own.spanId));
+  }
 
   // One request serves a whole envelope: each command's copy of it has the same envelope
   // id and the same timing, and there are as many copies as operations in the envelope.
@@ -223,7 +231,7 @@ test('one trace per command: the record traceparent is the parent, the gateway P
     assert.equal(new Set(copies.map((c) => c.traceId)).size, copies.length, 'one per trace');
     carried += copies.length;
   }
-  assert.equal(carried, 4);
+  assert.equal(carried, 5);
 
   // No API key and no phone number in anything exported.
   const exported = receiver.bodies.join('\n');
