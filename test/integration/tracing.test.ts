@@ -238,3 +238,18 @@ test('one trace per command: the record traceparent is the parent, the gateway P
   assert.equal(exported.includes(TEST_API_KEY), false);
   assert.equal(exported.includes(String(FIXTURE_PHONE)), false);
 });
+
+test('an OTLP protocol ferry does not ship stops it at start with one line naming the variable', async (t) => {
+  const ferry = spawnFerry(t, {
+    FERRY_SYNC_BASE_URL: 'http://127.0.0.1:1',
+    FERRY_API_KEY: TEST_API_KEY,
+    FERRY_ADMIN_LOOPBACK_ONLY: 'true',
+    OTEL_TRACES_EXPORTER: 'otlp',
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+  });
+  assert.equal(await ferry.exited(), 1);
+  assert.equal(
+    ferry.output().trim(),
+    'ferry: configuration error: OTEL_EXPORTER_OTLP_PROTOCOL: must be http/json (the only one ferry ships), got "grpc"',
+  );
+});
