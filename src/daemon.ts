@@ -10,6 +10,7 @@ import { KafkaClient, type RecordProducer } from './kafka/kafka-client.ts';
 import { type HealthSource, registerOpsRoutes } from './observability/health.ts';
 import type { Logger } from './observability/logger.ts';
 import type { FerryMetrics } from './observability/metrics.ts';
+import type { Tracer } from './observability/tracing.ts';
 import { BalancePoller } from './pipeline/balance-poller.ts';
 import { Pipeline } from './pipeline/pipeline.ts';
 import { GatewayClient } from './upstream/gateway-client.ts';
@@ -22,6 +23,8 @@ export interface DaemonOptions {
   readonly metrics: FerryMetrics;
   /** The consumer stopped for good; main exits non-zero so the supervisor restarts ferry. */
   readonly onFatal: (error: Error) => void;
+  /** Traces commands (OTEL_TRACES_EXPORTER=otlp); absent when tracing is off. Its owner stops it. */
+  readonly tracer?: Tracer | undefined;
 }
 
 type DaemonState = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped';
@@ -125,6 +128,7 @@ export class Daemon implements HealthSource {
       commandMaxDepth: config.FERRY_COMMAND_MAX_DEPTH,
       recordMaxBytes: config.FERRY_RECORD_MAX_BYTES,
       onCrash: (error) => options.onFatal(error),
+      tracer: options.tracer,
     });
     this.http = new HttpServer({
       host: config.FERRY_HTTP_HOST,

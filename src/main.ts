@@ -9,6 +9,7 @@ import { EXIT_CODES, exitCodeOf } from './exit-codes.ts';
 import { refusalError } from './kafka/kafka-security.ts';
 import { createLogger } from './observability/logger.ts';
 import { createMetrics } from './observability/metrics.ts';
+import { readTracingSettings, startTracing } from './observability/tracing.ts';
 import { FERRY_VERSION } from './version.ts';
 
 // Before the configuration is read, so it answers without any FERRY_* variable set.
@@ -19,7 +20,7 @@ if (process.argv.includes('--version')) {
 
 function loadConfig() {
   try {
-    return readConfig(process.env);
+    return { config: readConfig(process.env), tracingSettings: readTracingSettings(process.env) };
   } catch (error: unknown) {
     if (error instanceof ConfigError) {
       process.stderr.write(`ferry: configuration error: ${error.message}\n`);
@@ -37,9 +38,11 @@ function classified(error: unknown): unknown {
   return refusalError(error, 'the Kafka client stopped') ?? error;
 }
 
-const config = loadConfig();
+const { config, tracingSettings } = loadConfig();
 const logger = createLogger({ level: config.FERRY_LOG_LEVEL, secrets: secretValues(config) });
 logger.info({ config: redactedConfig(config) }, 'configuration loaded');
+// Before the daemon, so the first command read is traced; off, this imports nothing.
+const tracing = await startTracing(tracingSettings, logger);
 
 let exiting = false;
 
@@ -49,6 +52,7 @@ function createDaemon(): Daemon {
       config,
       logger,
       metrics: createMetrics(),
+      tracer: tracing.tracer,
       onFatal: (crash) => {
         const error = classified(crash);
         const exitCode = exitCodeOf(error, EXIT_CODES.consumerCrashed);
@@ -88,6 +92,8 @@ async function shutdown(signal: NodeJS.Signals): Promise<void> {
   try {
     const drained = await daemon.stop();
     logger.info({ drained }, 'stopped');
+    // After the pipeline: the spans of the last committed batches are exported too.
+    await tracing.stop();
     process.exit(drained ? 0 : 1);
   } catch (error: unknown) {
     logger.error({ err: error instanceof Error ? error.message : String(error) }, 'stop failed');
@@ -113,5 +119,6 @@ try {
     );
   }
   await daemon.stop().catch(() => undefined);
+  await tracing.stop();
   process.exit(exitCode);
 }

@@ -11,6 +11,7 @@ import { FerryError } from '../errors.ts';
 import { type HttpServer, sendJson, sendText } from '../http/http-server.ts';
 import { parseSafeJson } from '../json/safe-json.ts';
 import type { OutboundRecord } from '../kafka/kafka-client.ts';
+import { channelOfCallback } from '../observability/channels.ts';
 import type { Logger } from '../observability/logger.ts';
 import {
   boundedStatusLabel,
@@ -37,7 +38,7 @@ export interface CallbackReceiverOptions {
   readonly statusTopic: string;
   /** The secret a callback URL must carry (FERRY_CALLBACK_TOKEN); not empty. */
   readonly token: string;
-  readonly metrics: Pick<FerryMetrics, 'callbacks'>;
+  readonly metrics: Pick<FerryMetrics, 'callbacks' | 'receipts'>;
   readonly logger: Logger;
   /** Largest body accepted, bytes. Default 65536 (64 KiB). */
   readonly maxBodyBytes?: number;
@@ -227,6 +228,9 @@ export class CallbackReceiver {
         outcome === 'duplicate' ? { success: true, duplicate: true } : { success: true },
       );
       this.#count(status, outcome);
+      if (outcome === 'published') {
+        this.#options.metrics.receipts.inc({ channel: channelOfCallback(callback.type) });
+      }
       this.#logger.debug(
         { key: key.key, keyField: key.field, status: boundedStatusLabel(status), outcome },
         'Status callback acknowledged.',

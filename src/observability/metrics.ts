@@ -9,6 +9,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { isOperationType } from '../contract/index.ts';
 import { FERRY_VERSION } from '../version.ts';
+import { channels, UNKNOWN_CHANNEL } from './channels.ts';
 
 /** How ferry reached the gateway: the sync or the async endpoint (FERRY_TRANSPORT, header `ferry-transport`). */
 export type TransportLabel = 'sync' | 'async';
@@ -313,6 +314,12 @@ export function createMetrics(registry: Registry = new Registry()): FerryMetrics
   for (const outcome of ['found', 'not_found']) metrics.reconciliations.inc({ outcome }, 0);
   metrics.buildInfo.set({ version: FERRY_VERSION, node: process.versions.node }, 1);
   metrics.partsBilled.inc(0);
+  metrics.commandsInDoubt.set(0);
+  for (const channel of channels) {
+    metrics.messagesSent.inc({ channel }, 0);
+    metrics.receipts.inc({ channel }, 0);
+  }
+  metrics.receipts.inc({ channel: UNKNOWN_CHANNEL }, 0);
   for (const reason of pauseReasons) metrics.consumptionPaused.set({ reason }, 0);
   for (const transport of transports) {
     metrics.commandsConsumed.inc({ transport }, 0);

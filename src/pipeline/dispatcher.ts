@@ -4,8 +4,10 @@ import type { ItemOutcome, OperationType, Transport } from '../contract/index.ts
 import { FerryError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { FerryMetrics } from '../observability/metrics.ts';
+import type { CommandSpan, Tracer } from '../observability/tracing.ts';
 import { mayHaveReachedGateway } from '../upstream/classify-error.ts';
 import type { EnvelopeAnswer, GatewayClient } from '../upstream/gateway-client.ts';
+import { GatewayStatusError } from '../upstream/gateway-http.ts';
 import type { Batch } from './batcher.ts';
 import type { SendGate } from './send-gate.ts';
 import { idTakenError, matchStatusRecord } from './status-match.ts';
@@ -50,10 +52,12 @@ export type LookupAnswer =
 export interface LookupTarget {
   readonly id: unknown;
   readonly type: OperationType;
+  /** The command's trace, when tracing is on: its requests become child spans. */
+  readonly span?: CommandSpan | undefined;
 }
 
 /** One operation waiting for its envelope's answer. */
-export interface Outbound {
+export interface Outbound extends LookupTarget {
   readonly json: string;
   readonly id: unknown;
   readonly type: OperationType;
@@ -86,6 +90,8 @@ export interface DispatcherOptions {
   readonly lookupDelayMs: number;
   /** Called when an answer says `Access denied`; the gate is already closed then. */
   readonly onAccessDenied: (error: string) => void;
+  /** Traces each request in the traces of its commands; absent when tracing is off. */
+  readonly tracer?: Tracer | undefined;
 }
 
 interface Envelope {
@@ -160,6 +166,10 @@ export class Dispatcher {
   readonly #abort = new AbortController();
   /** Envelopes waiting for a backoff timer or the gate: not in the queue, not finished. */
   #waiting = 0;
+  /** Commands that may have reached the gateway and are not settled yet (`ferry_commands_in_doubt`). */
+  readonly #inDoubt = new Set<Outbound>();
+  /** Commands of a takeover being looked up through {@link lookUp}, not handed to the dispatcher yet. */
+  #lookingUp = 0;
 
   constructor(options: DispatcherOptions) {
     this.#options = options;
@@ -188,6 +198,10 @@ export class Dispatcher {
       mayHaveArrived: false,
       checkFirst: new Set(batch.items.filter((item) => item.inDoubt && item.reconcilable)),
     };
+    if (batch.items.some((item) => item.inDoubt)) {
+      for (const item of batch.items) if (item.inDoubt) this.#inDoubt.add(item);
+      this.#updateDoubt();
+    }
     this.#options.metrics.envelopeOperations.observe(
       { transport: envelope.transport },
       envelope.items.length,
@@ -204,8 +218,18 @@ export class Dispatcher {
    *   before going out.
    */
   async lookUp(targets: readonly LookupTarget[]): Promise<LookupAnswer[] | undefined> {
-    const { gateway, gate } = this.#options;
-    if (!gate.open) return undefined;
+    this.#lookingUp += targets.length;
+    this.#updateDoubt();
+    try {
+      return await this.#lookUp(targets);
+    } finally {
+      this.#lookingUp -= targets.length;
+      this.#updateDoubt();
+    }
+  }
+
+  async #lookUp(targets: readonly LookupTarget[]): Promise<LookupAnswer[] | undefined> {
+    if (!this.#options.gate.open) return undefined;
     const chunks: (readonly LookupTarget[])[] = [];
     for (let start = 0; start < targets.length; start += LOOKUP_ENVELOPE_OPS) {
       chunks.push(targets.slice(start, start + LOOKUP_ENVELOPE_OPS));
@@ -213,16 +237,9 @@ export class Dispatcher {
     try {
       const answers = await Promise.all(
         chunks.map((chunk) =>
-          this.#queue.add(
-            () =>
-              gateway.sendEnvelope(
-                'sync',
-                statusOperations(chunk),
-                chunk.map((target) => target.id),
-                this.#abort.signal,
-              ),
-            { signal: this.#abort.signal },
-          ),
+          this.#queue.add(() => this.#post('sync', 'lookup', chunk, statusOperations(chunk), 1), {
+            signal: this.#abort.signal,
+          }),
         ),
       );
       const out: LookupAnswer[] = [];
@@ -263,7 +280,7 @@ export class Dispatcher {
   }
 
   async #attempt(envelope: Envelope): Promise<void> {
-    const { gateway, gate, metrics } = this.#options;
+    const { gate, metrics } = this.#options;
     if (!gate.open) {
       this.#later(envelope, () => gate.whenOpen(this.#abort.signal));
       return;
@@ -272,7 +289,7 @@ export class Dispatcher {
     if (envelope.items.some((item) => !item.isCurrent())) {
       for (const item of envelope.items) {
         if (!item.isCurrent())
-          item.settle({ kind: 'abandoned', sent: mayHaveBeenSent(envelope, item) });
+          this.#settle(item, { kind: 'abandoned', sent: mayHaveBeenSent(envelope, item) });
       }
       envelope.items = envelope.items.filter((item) => item.isCurrent());
       // Given-up items leave the lookup list too: a lookup of nothing is an empty
@@ -291,18 +308,23 @@ export class Dispatcher {
     this.#updateGauges();
     let answer: EnvelopeAnswer;
     try {
-      answer = await gateway.sendEnvelope(
+      answer = await this.#post(
         envelope.transport,
+        'send',
+        envelope.items,
         envelope.items.map((item) => item.json),
-        envelope.items.map((item) => item.id),
-        this.#abort.signal,
+        envelope.attempts,
       );
     } catch (error: unknown) {
       // The request may have been processed even though its answer is lost (a timeout, a
       // reset after the body was written): ask before sending these again.
       if (mayHaveReachedGateway(error)) {
         envelope.mayHaveArrived = true;
-        for (const item of envelope.items) if (item.reconcilable) envelope.checkFirst.add(item);
+        for (const item of envelope.items) {
+          if (item.reconcilable) envelope.checkFirst.add(item);
+          this.#inDoubt.add(item);
+        }
+        this.#updateDoubt();
       }
       this.#failed(envelope, FerryError.from(error, 'transport'));
       return;
@@ -333,16 +355,16 @@ export class Dispatcher {
    * gateway knows end with their status record; the others are sent (again).
    */
   async #reconcile(envelope: Envelope): Promise<void> {
-    const { gateway } = this.#options;
     const toCheck = envelope.items.filter((item) => envelope.checkFirst.has(item));
     envelope.attempts += 1;
     let answer: EnvelopeAnswer;
     try {
-      answer = await gateway.sendEnvelope(
+      answer = await this.#post(
         'sync',
+        'lookup',
+        toCheck,
         statusOperations(toCheck),
-        toCheck.map((item) => item.id),
-        this.#abort.signal,
+        envelope.attempts,
       );
     } catch (error: unknown) {
       this.#failed(envelope, FerryError.from(error, 'transport'));
@@ -372,9 +394,12 @@ export class Dispatcher {
       const settled = outcomeOfLookup(answers[index] as LookupAnswer, envelope.attempts);
       if (!settled) return;
       found.add(item);
-      item.settle(settled);
+      this.#settle(item, settled);
     });
     envelope.items = envelope.items.filter((item) => !found.has(item));
+    // The gateway does not know the others: proven unsent, they are no longer in doubt.
+    for (const item of toCheck) this.#inDoubt.delete(item);
+    this.#updateDoubt();
     if (envelope.items.length > 0) this.#enqueue(envelope);
   }
 
@@ -382,12 +407,13 @@ export class Dispatcher {
     const attempts = envelope.attempts;
     envelope.items.forEach((item, index) => {
       if (answer.kind === 'rejected')
-        item.settle({ kind: 'rejected', error: answer.error, attempts });
+        this.#settle(item, { kind: 'rejected', error: answer.error, attempts });
       else if (answer.kind === 'accepted') {
-        item.settle({ kind: 'accepted', requestId: answer.requestId, attempts });
+        this.#settle(item, { kind: 'accepted', requestId: answer.requestId, attempts });
       } else {
         const outcome = answer.items[index];
-        item.settle(
+        this.#settle(
+          item,
           outcome
             ? { kind: 'item', item: outcome, attempts }
             : {
@@ -452,13 +478,14 @@ export class Dispatcher {
         this.#abandon(envelope);
         return;
       }
-      answers = await this.lookUp(toCheck);
+      answers = await this.#lookUp(toCheck);
     }
     const checked = new Map(toCheck.map((item, index) => [item, answers?.[index]]));
     for (const item of envelope.items) {
       const known = checked.get(item);
       const settled = known && outcomeOfLookup(known, attempts);
-      item.settle(
+      this.#settle(
+        item,
         settled ?? {
           kind: 'transport',
           error: error.message,
@@ -495,8 +522,56 @@ export class Dispatcher {
   #abandon(envelope: Envelope): void {
     this.#updateGauges();
     for (const item of envelope.items) {
-      item.settle({ kind: 'abandoned', sent: mayHaveBeenSent(envelope, item) });
+      this.#settle(item, { kind: 'abandoned', sent: mayHaveBeenSent(envelope, item) });
     }
+  }
+
+  /**
+   * One envelope to the gateway. With tracing on, each command's trace gets the request
+   * as a child span (tracing.ts, `http`); off, this is the bare call.
+   */
+  async #post(
+    transport: Transport,
+    kind: 'send' | 'lookup',
+    targets: readonly LookupTarget[],
+    operations: readonly string[],
+    attempt: number,
+  ): Promise<EnvelopeAnswer> {
+    const { gateway, tracer } = this.#options;
+    const ids = targets.map((target) => target.id);
+    if (!tracer) return gateway.sendEnvelope(transport, operations, ids, this.#abort.signal);
+    const call = tracer.http(
+      targets.map((target) => target.span),
+      {
+        url: gateway.urlOf(transport) ?? '',
+        transport,
+        kind,
+        operations: operations.length,
+        attempt,
+      },
+    );
+    try {
+      const answer = await gateway.sendEnvelope(transport, operations, ids, this.#abort.signal);
+      call.end({ statusCode: 200 });
+      return answer;
+    } catch (error: unknown) {
+      call.end(
+        error instanceof GatewayStatusError
+          ? { statusCode: error.statusCode }
+          : { errorType: error instanceof FerryError ? error.code : 'internal' },
+      );
+      throw error;
+    }
+  }
+
+  /** Every command's outcome goes through here, exactly once per hand-over. */
+  #settle(item: Outbound, outcome: SendOutcome): void {
+    if (this.#inDoubt.delete(item)) this.#updateDoubt();
+    item.settle(outcome);
+  }
+
+  #updateDoubt(): void {
+    this.#options.metrics.commandsInDoubt.set(this.#inDoubt.size + this.#lookingUp);
   }
 
   #updateGauges(): void {

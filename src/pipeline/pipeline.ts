@@ -11,10 +11,13 @@ import type {
 import type { Logger } from '../observability/logger.ts';
 import { boundedTypeLabel, type FerryMetrics } from '../observability/metrics.ts';
 import { incEach } from '../observability/tally.ts';
+import type { CommandSpan, Tracer } from '../observability/tracing.ts';
 import type { GatewayClient } from '../upstream/gateway-client.ts';
 import { pause, unlessAborted } from './abortable.ts';
+import { BatchTrace } from './batch-trace.ts';
 import { Batcher } from './batcher.ts';
 import type { Command, CommandReaderOptions, ValidCommand } from './command.ts';
+import { CommitMetrics } from './commit-metrics.ts';
 import {
   Dispatcher,
   type LookupAnswer,
@@ -95,6 +98,8 @@ export interface PipelineOptions {
   readonly sessionTimeoutMs?: number;
   /** The consumer stopped for good: the process should exit non-zero so its supervisor restarts it. */
   readonly onCrash: (error: Error) => void;
+  /** Traces each command from consume to committed result; absent when tracing is off. */
+  readonly tracer?: Tracer | undefined;
 }
 
 /** The offset `count` records past `offset`. */
@@ -135,9 +140,11 @@ export class Pipeline implements PipelineControl {
   /** Per partition: settles when its batch in progress is finished. */
   readonly #partitionTurns = new Map<number, Promise<void>>();
   readonly #reader: CommandReaderOptions;
+  readonly #commitMetrics: CommitMetrics;
 
   constructor(options: PipelineOptions) {
     this.#options = options;
+    this.#commitMetrics = new CommitMetrics({ metrics: options.metrics });
     this.#log = options.logger.child({ component: 'pipeline' });
     this.#transports = new Set(
       (['sync', 'async'] as const).filter((t) => options.gateway.supports(t)),
@@ -154,6 +161,7 @@ export class Pipeline implements PipelineControl {
       retryMaxMs: options.retryMaxMs,
       onAccessDenied: (error) => this.#accessDenied(error),
       lookupDelayMs: options.lookupDelayMs,
+      tracer: options.tracer,
     });
     this.#batcher = new Batcher({
       maxOps: options.batchMaxOps,
@@ -220,6 +228,7 @@ export class Pipeline implements PipelineControl {
     });
     this.#consumer = consumer;
     await consumer.start();
+    this.#commitMetrics.start();
     if (!this.#gate.open) consumer.pause();
     this.#lifecycle = 'running';
     this.#log.info({ topic: topics.commands, groupId }, 'pipeline started');
@@ -248,6 +257,7 @@ export class Pipeline implements PipelineControl {
     await this.#consumer?.stop();
     if (drained) await this.#handover.clearIntents();
     await this.#transactions.close();
+    this.#commitMetrics.stop();
     this.#lifecycle = 'stopped';
     this.#log.info({ drained }, 'pipeline stopped');
     return drained;
@@ -309,6 +319,8 @@ export class Pipeline implements PipelineControl {
       });
     }, heartbeatEveryMs);
     this.#track(batch.records.length);
+    this.#commitMetrics.read(batch.partition, last.offset);
+    const trace = this.#options.tracer ? new BatchTrace(this.#options.tracer) : undefined;
     // One batch of a partition at a time, across rebalances too: a batch of an older
     // generation may still be committing through the partition's transactional producer.
     const previous = this.#partitionTurns.get(batch.partition) ?? Promise.resolve();
@@ -320,18 +332,22 @@ export class Pipeline implements PipelineControl {
     try {
       await previous;
       const ownership = this.#ownership;
-      return await this.#process(
+      const verdict = await this.#process(
         batch,
         ownership.generation,
         ownership.assignment,
         ownership.signal,
+        trace,
       );
+      if (verdict === 'done') this.#commitMetrics.done(batch.partition, last.offset);
+      return verdict;
     } finally {
       done();
       if (this.#partitionTurns.get(batch.partition) === turn) {
         this.#partitionTurns.delete(batch.partition);
       }
       clearInterval(heartbeat);
+      trace?.close();
       this.#track(-batch.records.length);
     }
   }
@@ -346,6 +362,7 @@ export class Pipeline implements PipelineControl {
     generation: number,
     assignment: number,
     signal: AbortSignal,
+    trace?: BatchTrace,
   ): Promise<BatchVerdict> {
     const ownership = this.#ownership;
     const { partition } = batch;
@@ -385,6 +402,7 @@ export class Pipeline implements PipelineControl {
     const commands = inbound.map((record) =>
       readCommandGuarded(record, this.#reader, (r, error) => this.#internalError('read', r, error)),
     );
+    trace?.begin(commands);
     incEach(
       this.#options.metrics.commandsConsumed,
       commands.map((command) => ({ transport: command.transport })),
@@ -439,28 +457,30 @@ export class Pipeline implements PipelineControl {
     );
     const checked = new Map<string, LookupAnswer>();
     if (doubtful.length > 0) {
-      const answer = await unlessAborted(this.#dispatcher.lookUp(doubtful), signal);
+      const targets = trace ? trace.lookupTargets(doubtful) : doubtful;
+      const answer = await unlessAborted(this.#dispatcher.lookUp(targets), signal);
       if (signal.aborted) return 'again';
       answer?.forEach((known, index) => {
         checked.set((doubtful[index] as ValidCommand).record.offset, known);
       });
     }
-    const pending = commands.map((command) => {
+    const pending = commands.map((command, index) => {
       const offset = command.record.offset;
       const known = checked.get(offset);
+      const span = trace?.span(index);
       if (known) {
         const settled = outcomeOfLookup(known, 1);
         // Not known to the gateway: proven unsent, so it goes out without another lookup.
-        return settled ? Promise.resolve(settled) : this.#send(command, false, isCurrent);
+        return settled ? Promise.resolve(settled) : this.#send(command, false, isCurrent, span);
       }
       const inDoubt = isInDoubt(offset);
       const earlier = ownership.takeCarried(partition, offset);
-      if (!earlier) return this.#send(command, inDoubt, isCurrent);
+      if (!earlier) return this.#send(command, inDoubt, isCurrent, span);
       // Handed out by this process in an earlier read of the batch: its answer is the
       // outcome. What was given up goes out now, after a lookup if it may have arrived.
       return earlier.then((outcome) =>
         outcome?.kind === 'abandoned'
-          ? this.#send(command, inDoubt || outcome.sent, isCurrent)
+          ? this.#send(command, inDoubt || outcome.sent, isCurrent, span)
           : outcome,
       );
     });
@@ -521,6 +541,8 @@ export class Pipeline implements PipelineControl {
       assignment,
     });
     this.#count(results, deadLetterReasons);
+    this.#commitMetrics.committed(commands, results);
+    trace?.committed(results);
     this.#log.debug(
       {
         partition: batch.partition,
@@ -559,6 +581,7 @@ export class Pipeline implements PipelineControl {
     command: Command,
     inDoubt: boolean,
     isCurrent: () => boolean,
+    span?: CommandSpan,
   ): Promise<SendOutcome | undefined> {
     if (command.kind === 'invalid') return Promise.resolve(undefined);
     return new Promise((settle) => {
@@ -570,6 +593,7 @@ export class Pipeline implements PipelineControl {
         inDoubt,
         isCurrent,
         settle,
+        span,
       });
     });
   }
@@ -612,6 +636,7 @@ export class Pipeline implements PipelineControl {
       });
     }
     void this.#transactions.close(lost);
+    this.#commitMetrics.owned(partitions);
     this.#log.info({ partitions }, 'partitions assigned');
   }
 

@@ -55,6 +55,11 @@ export class GatewayClient {
     return this.#http.supports(transport);
   }
 
+  /** The URL a transport's envelopes are posted to (for traces); undefined when not configured. */
+  urlOf(transport: Transport): string | undefined {
+    return this.#http.urlOf(transport);
+  }
+
   /**
    * Sends one envelope of already-serialized operations.
    * @param operationIds the `id` of each operation, to check the items against (sync only).

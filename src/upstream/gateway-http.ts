@@ -26,6 +26,17 @@ const paths: Record<Transport, string> = { sync: '/api/json.php', async: '/v1/js
 interface Endpoint {
   readonly pool: Pool;
   readonly path: string;
+  /** The full URL requests go to (for traces). */
+  readonly url: string;
+}
+
+/** The gateway answered with an HTTP status other than 200; the status is kept for traces. */
+export class GatewayStatusError extends FerryError {
+  readonly statusCode: number;
+  constructor(statusCode: number) {
+    super('transport', `gateway answered HTTP ${statusCode}`);
+    this.statusCode = statusCode;
+  }
 }
 
 function endpoint(baseUrl: string, transport: Transport, options: GatewayHttpOptions): Endpoint {
@@ -38,7 +49,8 @@ function endpoint(baseUrl: string, transport: Transport, options: GatewayHttpOpt
     bodyTimeout: timeoutMs,
     keepAliveTimeout: 30_000,
   });
-  return { pool, path: `${prefix}${paths[transport]}` };
+  const path = `${prefix}${paths[transport]}`;
+  return { pool, path, url: `${url.origin}${path}` };
 }
 
 /**
@@ -60,6 +72,11 @@ export class GatewayHttp {
 
   supports(transport: Transport): boolean {
     return this.#endpoints[transport] !== undefined;
+  }
+
+  /** The URL a transport's requests go to; undefined when it has no endpoint. */
+  urlOf(transport: Transport): string | undefined {
+    return this.#endpoints[transport]?.url;
   }
 
   /**
@@ -86,7 +103,7 @@ export class GatewayHttp {
       });
       const text = await response.body.text();
       if (response.statusCode !== 200) {
-        throw new FerryError('transport', `gateway answered HTTP ${response.statusCode}`);
+        throw new GatewayStatusError(response.statusCode);
       }
       return { body: text, durationMs: performance.now() - started };
     } catch (error: unknown) {

@@ -83,6 +83,11 @@ test('a real Prometheus scrapes ferry and answers queries for its metrics', asyn
   metrics.accountBalance.set({ currency: 'UAH' }, 1234.5);
   metrics.consumerLag.set({ topic: 'ferry.commands', partition: '0' }, 3);
   metrics.accessDenied.set(1);
+  for (const seconds of [0.04, 0.3, 0.6, 1.5]) metrics.endToEnd.observe({ type: 'sms' }, seconds);
+  metrics.messagesSent.inc({ channel: 'sms' }, 4);
+  metrics.receipts.inc({ channel: 'sms' }, 3);
+  metrics.oldestUncommitted.set({ partition: '0' }, 2.5);
+  metrics.commandsInDoubt.set(2);
   const server = new HttpServer({ host: '127.0.0.1', port: 0, logger });
   registerOpsRoutes(server, {
     metrics,
@@ -168,6 +173,21 @@ test('a real Prometheus scrapes ferry and answers queries for its metrics', asyn
     assert.ok(medianSeconds > 0.01 && medianSeconds <= 0.025, `median ${medianSeconds}`);
     const balance = await query('ferry_account_balance{job="ferry"}');
     assert.equal(balance.data.result[0]?.value[1], '1234.5');
+    // The service-level metrics: end-to-end median by type, sends against receipts.
+    const endToEnd = await query(
+      'histogram_quantile(0.5, sum by (le, type) (ferry_end_to_end_seconds_bucket{job="ferry"}))',
+    );
+    assert.equal(endToEnd.data.result[0]?.metric.type, 'sms');
+    const endToEndMedian = Number(endToEnd.data.result[0]?.value[1]);
+    assert.ok(endToEndMedian > 0.25 && endToEndMedian <= 0.5, `median ${endToEndMedian}`);
+    const unreceipted = await query(
+      'sum by (channel) (ferry_messages_sent_total{job="ferry",channel="sms"}) - sum by (channel) (ferry_receipts_total{job="ferry",channel="sms"})',
+    );
+    assert.equal(unreceipted.data.result[0]?.value[1], '1');
+    const oldest = await query('max(ferry_oldest_uncommitted_seconds{job="ferry"})');
+    assert.equal(oldest.data.result[0]?.value[1], '2.5');
+    const inDoubt = await query('ferry_commands_in_doubt{job="ferry"}');
+    assert.equal(inDoubt.data.result[0]?.value[1], '2');
 
     // Every ferry metric that has a series reached Prometheus under its exposed name.
     const names = await api<string[]>(
