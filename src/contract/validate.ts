@@ -51,6 +51,8 @@ interface Failure {
   readonly field: string;
   readonly rule: RuleName;
   readonly text: string;
+  /** The text is the gateway's own error, to be reported exactly as the gateway words it. */
+  readonly verbatim?: true;
 }
 
 type CompiledRule =
@@ -78,7 +80,9 @@ type CompiledRule =
   | {
       readonly kind: 'unique_enum_array';
       readonly values: ReadonlySet<string>;
+      readonly minItems: number;
       readonly failure: Failure;
+      readonly tooFew: Failure;
     };
 
 interface CompiledField {
@@ -140,12 +144,16 @@ function compileRule(rule: AnyRule): CompiledRule {
         values: new Set(rule.values),
         failure: leaf('enum', `must be one of ${rule.values.join(', ')}`),
       };
-    case 'unique_enum_array':
+    case 'unique_enum_array': {
+      const minItems = rule.minItems ?? 0;
       return {
         kind: 'unique_enum_array',
         values: new Set(rule.values),
+        minItems,
         failure: leaf('enum', `must be one of ${rule.values.join(', ')}`),
+        tooFew: leaf('min_items', `must have at least ${minItems} item${minItems === 1 ? '' : 's'}`),
       };
+    }
     case 'object':
       return { kind: 'object', fields: compileFields(rule.fields) };
     case 'object_array':
@@ -240,7 +248,7 @@ function checkValue(value: unknown, rule: CompiledRule): Failure | undefined {
     case 'object_array':
       return checkObjectArray(value, rule.items);
     case 'unique_enum_array':
-      return checkUniqueEnumArray(value, rule.values, rule.failure);
+      return checkUniqueEnumArray(value, rule);
   }
 }
 
@@ -273,10 +281,11 @@ function checkObjectArray(value: unknown, items: readonly CompiledField[]): Fail
 
 function checkUniqueEnumArray(
   value: unknown,
-  values: ReadonlySet<string>,
-  notAllowed: Failure,
+  rule: CompiledRule & { kind: 'unique_enum_array' },
 ): Failure | undefined {
   if (!Array.isArray(value)) return notArray;
+  if (value.length < rule.minItems) return rule.tooFew;
+  const { values, failure: notAllowed } = rule;
   for (let index = 0; index < value.length; index++) {
     const item: unknown = value[index];
     if (typeof item !== 'string') return under(String(index), notString);
@@ -332,7 +341,8 @@ function failed<T>(failure: Failure): ValidationResult<T> {
     ok: false,
     field: failure.field,
     rule: failure.rule,
-    message: failure.field === '' ? failure.text : `${failure.field}: ${failure.text}`,
+    message:
+      failure.field === '' || failure.verbatim ? failure.text : `${failure.field}: ${failure.text}`,
   };
 }
 
@@ -341,15 +351,22 @@ const envelopeNotObject: Failure = leaf('not_object', 'envelope must be a JSON o
 const callbackNotObject: Failure = leaf('not_object', 'callback must be a JSON object');
 const typeRequired: Failure = under('type', isRequired);
 const typeNotString: Failure = under('type', notString);
-// The gateway's own item error text (spec: Endpoints, Errors).
-const typeWhatsapp: Failure = { field: 'type', rule: 'invalid_type', text: INVALID_MESSAGE_TYPE };
+// The gateway's own item error text (spec: Endpoints, Errors), without a field prefix: a
+// reader comparing ferry's refusal with the gateway's must see the same words.
+const typeWhatsapp: Failure = {
+  field: 'type',
+  rule: 'invalid_type',
+  text: INVALID_MESSAGE_TYPE,
+  verbatim: true,
+};
 const typeUnknown: Failure = { field: 'type', rule: 'invalid_type', text: unknownTypeText };
 
 /**
  * Checks one operation object against every rule of the spec for its `type`: required fields
  * and their JSON types, `phone` format, URL fields, lifetimes (spec: Limits), the telegram
  * password form, `viber_type` and the fields it requires, `pipeline` values and channel
- * objects. `type: "whatsapp"` fails with the gateway's text `Invalid message type`.
+ * objects. `type: "whatsapp"` fails with the gateway's exact text `Invalid message type`
+ * (no `type: ` prefix; `field` still says `type`).
  *
  * Never throws. Returns the first failure found. Unknown properties pass: on success `value`
  * is the very object given, untouched.

@@ -1,6 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import PQueue from 'p-queue';
-import type { ItemOutcome, OperationType, Transport } from '../contract/index.ts';
+import {
+  answerIdOf,
+  type ItemOutcome,
+  type OperationType,
+  type Transport,
+} from '../contract/index.ts';
 import { FerryError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { FerryMetrics } from '../observability/metrics.ts';
@@ -294,7 +299,8 @@ export class Dispatcher {
       answer = await gateway.sendEnvelope(
         envelope.transport,
         envelope.items.map((item) => item.json),
-        envelope.items.map((item) => item.id),
+        // A created template comes back under the gateway's own id: matched by position only.
+        envelope.items.map((item) => answerIdOf(item.type, item.id)),
         this.#abort.signal,
       );
     } catch (error: unknown) {

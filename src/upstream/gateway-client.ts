@@ -1,4 +1,5 @@
 import {
+  answerIdOf,
   type AsyncResponse,
   encodeEnvelope,
   type ItemOutcome,
@@ -99,7 +100,7 @@ export class GatewayClient {
     const answer = await this.sendEnvelope(
       'sync',
       [JSON.stringify(operation)],
-      [operation.id],
+      [answerIdOf(operation.type, operation.id)],
       signal,
     );
     if (answer.kind === 'rejected') {

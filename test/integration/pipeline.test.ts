@@ -80,7 +80,7 @@ test('one envelope mixing valid, invalid and Alpha-name commands gets every resu
   assert.equal(r5?.success, true);
   assert.deepEqual(
     [r6?.success, r6?.stage, r6?.error],
-    [false, 'validation', 'type: Invalid message type'],
+    [false, 'validation', 'Invalid message type'],
   );
   assert.equal(
     emulator.stats().envelopes.sync,
