@@ -34,14 +34,18 @@ export type { RuleName } from './field-rules.ts';
 
 /**
  * The outcome of a check. On failure, `field` is a dotted path (`viber.signature`,
- * `viber_carousel.0.image`, `''` for the value itself), `rule` a closed-set name and `message`
- * `${field}: ${rule text}` (just the text when `field` is `''`).
+ * `viber_carousel.0.image`, `''` for the value itself), `path` the same in the JSON-path style
+ * results carry (`viber_carousel[0].image`), `rule` a closed-set name and `message`
+ * `${field}: ${rule text}` (just the text when `field` is `''`, or for a text that is the
+ * gateway's own).
  */
 export type ValidationResult<T> =
   | { readonly ok: true; readonly value: T }
   | {
       readonly ok: false;
       readonly field: string;
+      /** `field` with array positions in brackets (`pipeline[1]`, `viber_carousel[0].image`). */
+      readonly path: string;
       readonly rule: RuleName;
       readonly message: string;
     };
@@ -151,7 +155,10 @@ function compileRule(rule: AnyRule): CompiledRule {
         values: new Set(rule.values),
         minItems,
         failure: leaf('enum', `must be one of ${rule.values.join(', ')}`),
-        tooFew: leaf('min_items', `must have at least ${minItems} item${minItems === 1 ? '' : 's'}`),
+        tooFew: leaf(
+          'min_items',
+          `must have at least ${minItems} item${minItems === 1 ? '' : 's'}`,
+        ),
       };
     }
     case 'object':
@@ -336,10 +343,16 @@ function checkCrossField(object: Record<string, unknown>, spec: CompiledSpec): F
   return undefined;
 }
 
+/** A dotted failure path in bracket form: numeric segments are array positions. */
+export function bracketPath(dotted: string): string {
+  return dotted.replace(/\.(\d+)(?=\.|$)/g, '[$1]');
+}
+
 function failed<T>(failure: Failure): ValidationResult<T> {
   return {
     ok: false,
     field: failure.field,
+    path: bracketPath(failure.field),
     rule: failure.rule,
     message:
       failure.field === '' || failure.verbatim ? failure.text : `${failure.field}: ${failure.text}`,

@@ -27,6 +27,8 @@ export interface InvalidCommand {
   readonly error: string;
   /** Bounded label for metrics. */
   readonly rule: string;
+  /** Path of the offending field (`pipeline[0]`, `sms.signature`) when one field broke the rule. */
+  readonly field?: string;
   /** Not JSON or not an object: besides its result, the record goes to the dead-letter topic, since no one can fix it by reading the result alone. */
   readonly unreadable: boolean;
 }
@@ -69,8 +71,17 @@ function invalid(
   rule: string,
   unreadable: boolean,
   operation?: Record<string, unknown>,
+  field?: string,
 ): InvalidCommand {
-  const base = { kind: 'invalid' as const, record, transport, error, rule, unreadable };
+  const base = {
+    kind: 'invalid' as const,
+    record,
+    transport,
+    error,
+    rule,
+    unreadable,
+    ...(field ? { field } : {}),
+  };
   if (!operation) return base;
   return { ...base, type: operation.type, id: operation.id };
 }
@@ -140,7 +151,15 @@ export function readCommand(record: InboundRecord, options: CommandReaderOptions
   const operation = parsed as Record<string, unknown>;
   const checked = validateOperation(operation);
   if (!checked.ok) {
-    return invalid(record, transport, checked.message, checked.rule, false, operation);
+    return invalid(
+      record,
+      transport,
+      checked.message,
+      checked.rule,
+      false,
+      operation,
+      checked.path,
+    );
   }
   if (typeof operation.id === 'number' && Math.abs(operation.id) > Number.MAX_SAFE_INTEGER) {
     // Not a gateway rule: JSON parsers (ferry's too) lose the last digits of larger
@@ -152,6 +171,7 @@ export function readCommand(record: InboundRecord, options: CommandReaderOptions
       'range',
       false,
       operation,
+      'id',
     );
   }
   if (!options.transports.has(transport)) {

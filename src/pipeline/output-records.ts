@@ -8,7 +8,7 @@
 import type { InboundRecord, OutboundRecord } from '../kafka/kafka-client.ts';
 import type { Command } from './command.ts';
 import type { Delivery } from './dispatcher.ts';
-import { INTERNAL_RULE, internalErrorResult, type Result } from './result.ts';
+import { type ErrorCode, INTERNAL_RULE, internalErrorResult, type Result } from './result.ts';
 
 /**
  * FERRY_RECORD_MAX_BYTES default: below the broker's default `max.message.bytes`
@@ -18,6 +18,9 @@ export const DEFAULT_RECORD_MAX_BYTES = 1_000_000;
 
 /** Characters a preview keeps of a field that had to be cut. */
 export const PREVIEW_CHARS = 1000;
+
+/** The dead-letter header holding the same `code` as the command's result. */
+export const ERROR_CODE_HEADER = 'ferry-error-code';
 
 /** Characters of the `ferry-error` header of a dead letter, at most. */
 const ERROR_HEADER_CHARS = 1000;
@@ -154,6 +157,7 @@ export function encodeResult(result: Result, maxBytes: number): string {
   return JSON.stringify({
     success: result.success === true,
     error: 'the result did not fit FERRY_RECORD_MAX_BYTES',
+    ...(result.code === undefined ? {} : { code: String(result.code) }),
     stage: String(result.stage),
     transport: String(result.transport),
     attempts: Number(result.attempts) || 0,
@@ -195,8 +199,8 @@ function headerBytes(headers: Readonly<Record<string, string>>): number {
 }
 
 /**
- * The dead letter of a command record: its key, value and headers plus `ferry-error` and
- * the source topic, partition and offset. When it would exceed `maxBytes` (key + value +
+ * The dead letter of a command record: its key, value and headers plus `ferry-error`, the
+ * result's `code` as `ferry-error-code`, and the source topic, partition and offset. When it would exceed `maxBytes` (key + value +
  * headers), the value is cut to what fits (an overlong key, or source headers taking more
  * than a quarter of the cap, are cut or dropped too) and headers `ferry-truncated: true`
  * and `ferry-original-bytes: <value bytes>` say so; the whole record stays in the commands
@@ -208,9 +212,11 @@ export function deadLetterRecord(
   error: string,
   maxBytes: number,
   delivery: Delivery,
+  code?: ErrorCode,
 ): OutboundRecord {
   const ferryHeaders: Record<string, string> = {
     'ferry-error': error.length > ERROR_HEADER_CHARS ? previewOf(error, ERROR_HEADER_CHARS) : error,
+    ...(code === undefined ? {} : { [ERROR_CODE_HEADER]: code }),
     'ferry-delivery': delivery,
     'ferry-source-topic': record.topic,
     'ferry-source-partition': String(record.partition),
@@ -273,11 +279,12 @@ function internalRecords(
     return [
       resultRecord(topics.results, record, result, maxBytes),
       // Built after the command's trip, whatever it was: whether it was sent is unknown.
-      deadLetterRecord(topics.dlq, record, error, maxBytes, 'in_doubt'),
+      deadLetterRecord(topics.dlq, record, error, maxBytes, 'in_doubt', 'internal'),
     ];
   } catch {
     const source = {
       'ferry-error': error,
+      [ERROR_CODE_HEADER]: 'internal',
       'ferry-delivery': 'in_doubt',
       'ferry-source-topic': String(record.topic),
       'ferry-source-partition': String(record.partition),
@@ -337,6 +344,7 @@ export function buildOutputRecords(
             maxBytes,
             // An unreadable record was never sent.
             result.delivery ?? 'unsent',
+            result.code,
           ),
         );
       }

@@ -1,6 +1,6 @@
 import {
-  answerIdOf,
   type AsyncResponse,
+  answerIdOf,
   encodeEnvelope,
   type ItemOutcome,
   readAsyncResponse,

@@ -42,7 +42,8 @@ function assertCase(result: ValidationResult<unknown>, row: Case): void {
   const message = row.fails.message;
   if (message !== undefined) assert.equal(result.message, message);
   // The message names the field, then the rule text; the gateway's own texts stay verbatim.
-  if (result.field !== '' && result.message !== INVALID_MESSAGE_TYPE) assert.ok(result.message.startsWith(`${result.field}: `));
+  if (result.field !== '' && result.message !== INVALID_MESSAGE_TYPE)
+    assert.ok(result.message.startsWith(`${result.field}: `));
 }
 
 function runTable(
