@@ -46,6 +46,15 @@ export const DEFAULT_COMMAND_MAX_BYTES = 1024 * 1024;
  */
 export const DEFAULT_COMMAND_MAX_DEPTH = 32;
 
+/**
+ * Adds fields to an operation before it is sent (hook injection), knowing the command's
+ * transport and record headers; returns true when it added any.
+ */
+export type PrepareOperation = (
+  operation: Record<string, unknown>,
+  context: { readonly transport: Transport; readonly headers: Readonly<Record<string, string>> },
+) => boolean;
+
 export interface CommandReaderOptions {
   readonly defaultTransport: Transport;
   /** Transports that have an endpoint configured. */
@@ -55,7 +64,7 @@ export interface CommandReaderOptions {
    * added any. The added fields are spliced into the record's own text; it must not change
    * the fields the operation already has.
    */
-  readonly prepare?: (operation: Record<string, unknown>) => boolean;
+  readonly prepare?: PrepareOperation;
   /** Record values longer than this are refused unparsed (FERRY_COMMAND_MAX_BYTES). */
   readonly maxBytes?: number;
   /** Record values nesting objects and arrays deeper than this are refused unparsed (FERRY_COMMAND_MAX_DEPTH). */
@@ -190,7 +199,11 @@ export function readCommand(record: InboundRecord, options: CommandReaderOptions
     transport,
     type: operation.type as OperationType,
     id: operation.id,
-    json: options.prepare ? prepared(text, operation, options.prepare) : text,
+    json: options.prepare
+      ? prepared(text, operation, (op) =>
+          (options.prepare as PrepareOperation)(op, { transport, headers: record.headers }),
+        )
+      : text,
   };
 }
 

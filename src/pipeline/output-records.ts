@@ -6,6 +6,10 @@
  * transaction on every retry, and the partition would never move again.
  */
 import type { InboundRecord, OutboundRecord } from '../kafka/kafka-client.ts';
+import {
+  propagatedHeaders,
+  withoutInvalidTraceContext,
+} from '../observability/propagated-headers.ts';
 import type { Command } from './command.ts';
 import type { Delivery } from './dispatcher.ts';
 import { type ErrorCode, INTERNAL_RULE, internalErrorResult, type Result } from './result.ts';
@@ -177,17 +181,24 @@ function boundedKey(key: Buffer | null, maxBytes: number): { key: Buffer | null;
   return { key: key.subarray(0, budget), cut: true };
 }
 
-/** The result record of a command, keyed like the command; never over `maxBytes`. */
+/**
+ * The result record of a command, keyed like the command, with the command's allow-listed
+ * trace and correlation headers (`propagate`, lower-case names); never over `maxBytes`.
+ */
 export function resultRecord(
   topic: string,
   record: InboundRecord,
   result: Result,
   maxBytes: number,
+  propagate: readonly string[] = [],
 ): OutboundRecord {
   const { key, cut } = boundedKey(record.key, maxBytes);
-  const valueBudget = maxBytes - (key?.length ?? 0);
+  let headers = propagatedHeaders(record.headers, propagate);
+  // Bounded per value, but a cap set very low must still leave the value its room.
+  if (headerBytes(headers) > keyBudget(maxBytes)) headers = {};
+  const valueBudget = maxBytes - (key?.length ?? 0) - headerBytes(headers);
   const value = encodeResult(cut ? { ...result, truncated: true } : result, valueBudget);
-  return { topic, key, value };
+  return Object.keys(headers).length === 0 ? { topic, key, value } : { topic, key, value, headers };
 }
 
 function headerBytes(headers: Readonly<Record<string, string>>): number {
@@ -222,7 +233,12 @@ export function deadLetterRecord(
     'ferry-source-partition': String(record.partition),
     'ferry-source-offset': record.offset,
   };
-  let headers: Record<string, string> = { ...record.headers, ...ferryHeaders };
+  // Every header of the command stays (a replay sends it again with them), except trace
+  // context that is not valid W3C syntax.
+  let headers: Record<string, string> = {
+    ...withoutInvalidTraceContext(record.headers),
+    ...ferryHeaders,
+  };
   let truncated = false;
   let bytes = headerBytes(headers);
   if (bytes > keyBudget(maxBytes)) {
@@ -321,9 +337,12 @@ export function buildOutputRecords(
     readonly topics: OutputTopics;
     readonly maxBytes: number;
     readonly onInternalError: (command: Command, error: unknown) => void;
+    /** Lower-case command header names copied to each result (FERRY_PROPAGATE_HEADERS). */
+    readonly propagateHeaders?: readonly string[];
   },
 ): OutputRecords {
   const { topics, maxBytes } = options;
+  const propagate = options.propagateHeaders ?? [];
   const records: OutboundRecord[] = [];
   const results: Result[] = [];
   const deadLetterReasons: string[] = [];
@@ -333,7 +352,7 @@ export function buildOutputRecords(
     let reason: string | undefined;
     try {
       result = resultOf(command, index);
-      own = [resultRecord(topics.results, command.record, result, maxBytes)];
+      own = [resultRecord(topics.results, command.record, result, maxBytes, propagate)];
       reason = deadLetterReason(command, result);
       if (reason !== undefined) {
         own.push(
