@@ -17,11 +17,11 @@ import {
   type FerryMetrics,
 } from '../observability/metrics.ts';
 import { carriedInQuery } from '../observability/propagated-headers.ts';
-import { type CallbackProducer, CallbackWriter, type WriteOutcome } from './callback-writer.ts';
+import { type CallbackProducer, CallbackWriter, type PreparedWrite } from './callback-writer.ts';
 import { CALLBACK_ROUTE } from './hook-injection.ts';
 import type { PublishOutcome } from './publish-once.ts';
 import { readRequestBody } from './request-body.ts';
-import type { UnparsedCallback } from './unparsed-callback.ts';
+import { UNPARSED_HEADERS } from './unparsed-callback.ts';
 
 /** What the receiver needs of a producer: `send` resolves once Kafka acknowledged every record. */
 export type StatusEventProducer = CallbackProducer;
@@ -203,7 +203,8 @@ export class CallbackReceiver {
         this.#reject(res, 408, body.reason);
         return;
       }
-      await this.#keepBeginning(res, {
+      // Over the limit: its beginning is kept, and the 413 says it was not taken whole.
+      const kept = this.#writer.prepareRaw({
         bytes: body.prefix,
         contentType,
         reason: body.reason,
@@ -212,55 +213,44 @@ export class CallbackReceiver {
         declaredBytes: body.declaredBytes,
         context,
       });
+      await this.#write(res, kept);
       return;
     }
-    let written: WriteOutcome;
+    await this.#write(
+      res,
+      this.#writer.prepare({ bytes: body.bytes, contentType, receivedAt, context }),
+    );
+  }
+
+  /** Writes and answers: 200 once Kafka has it (413 for a cut body), 503 when it did not take it. */
+  async #write(res: ServerResponse, prepared: PreparedWrite): Promise<void> {
+    let outcome: PublishOutcome;
     try {
-      written = await this.#writer.write({ bytes: body.bytes, contentType, receivedAt, context });
+      outcome = await this.#writer.write(prepared);
     } catch (error: unknown) {
-      this.#unavailable(res, 'Kafka did not acknowledge the callback', error);
+      this.#unavailable(res, 'Kafka did not acknowledge the callback', error, prepared.status);
       return;
     }
-    const duplicate = written.outcome === 'duplicate';
-    if (written.kind === 'event') {
+    const duplicate = outcome === 'duplicate';
+    if (prepared.kind === 'event') {
       sendJson(res, 200, duplicate ? { success: true, duplicate } : { success: true });
-      this.#count(written.status, written.outcome);
+      this.#count(prepared.status, outcome);
       this.#logger.debug(
-        { key: written.key.key, keyField: written.key.field, outcome: written.outcome },
+        { key: prepared.key.key, keyField: prepared.key.field, outcome },
         'Status callback acknowledged.',
       );
       return;
     }
-    sendJson(
-      res,
-      200,
-      duplicate ? { success: true, unparsed: true, duplicate } : { success: true, unparsed: true },
-    );
-    this.#count(written.status, duplicate ? 'duplicate' : 'unparsed');
+    if (prepared.record.headers?.[UNPARSED_HEADERS.truncated] === 'true') {
+      this.#refuse(res, 413, prepared.reason);
+    } else {
+      sendJson(res, 200, { success: true, unparsed: true, ...(duplicate ? { duplicate } : {}) });
+    }
+    this.#count(prepared.status, duplicate ? 'duplicate' : 'unparsed');
     // The reason names the problem only; bodies are not logged (they may hold texts).
     this.#logger.warn(
-      { reason: written.reason, bytes: body.bytes.length, outcome: written.outcome },
-      'A status callback could not be read as a status event; it was kept raw.',
-    );
-  }
-
-  /**
-   * A body over the size limit: its beginning is kept raw, and the answer 413 says it was
-   * not taken whole (503 when Kafka did not take even that).
-   */
-  async #keepBeginning(res: ServerResponse, callback: UnparsedCallback): Promise<void> {
-    let outcome: PublishOutcome;
-    try {
-      outcome = await this.#writer.writeRaw(callback);
-    } catch (error: unknown) {
-      this.#unavailable(res, 'Kafka did not acknowledge the callback', error);
-      return;
-    }
-    this.#refuse(res, 413, callback.reason);
-    this.#count(undefined, outcome === 'duplicate' ? 'duplicate' : 'unparsed');
-    this.#logger.warn(
-      { reason: callback.reason, keptBytes: callback.bytes.length, outcome },
-      'A status callback was over the size limit; its beginning was kept raw.',
+      { reason: prepared.reason, outcome },
+      'A status callback is no status event; it was kept raw on the unparsed topic.',
     );
   }
 
@@ -276,10 +266,10 @@ export class CallbackReceiver {
     this.#logger.warn({ httpStatus, reason }, 'A status callback was refused.');
   }
 
-  #unavailable(res: ServerResponse, reason: string, error?: unknown): void {
+  #unavailable(res: ServerResponse, reason: string, error?: unknown, status?: unknown): void {
     res.setHeader('Retry-After', String(this.#retryAfterS));
     this.#refuse(res, 503, reason);
-    this.#count(undefined, 'unavailable');
+    this.#count(status, 'unavailable');
     this.#logger.error(
       error === undefined ? { reason } : { reason, err: error },
       'A status callback could not be published; the gateway must retry it.',

@@ -1,7 +1,7 @@
 /**
  * The Kafka side of the callback route: a received body becomes either a status event (when
- * it can be read as one) or a raw unparsed-callback record, written at most once per
- * identity (PublishOnce). The HTTP side (callback-receiver.ts) turns what this returns into
+ * it can be read as one) or a raw unparsed-callback record (prepare), written at most once
+ * per identity (write, through PublishOnce). The HTTP side (callback-receiver.ts) turns what this returns into
  * the answer.
  */
 import type { OutboundRecord } from '../kafka/kafka-client.ts';
@@ -39,20 +39,16 @@ export interface ReceivedCallback {
   readonly context: Readonly<Record<string, string>>;
 }
 
-export type WriteOutcome =
-  | {
-      readonly kind: 'event';
-      readonly outcome: PublishOutcome;
-      readonly key: StatusEventKey;
-      readonly status: unknown;
-    }
-  | {
-      readonly kind: 'unparsed';
-      readonly outcome: PublishOutcome;
-      readonly reason: string;
-      /** The body's `status` when it was an object that carried one (for the metric). */
-      readonly status: unknown;
-    };
+/** What a received callback becomes, before it is written. */
+export type PreparedWrite = (
+  | { readonly kind: 'event'; readonly key: StatusEventKey }
+  | { readonly kind: 'unparsed'; readonly reason: string }
+) & {
+  /** The callback's `status` when it had one (for the metric). */
+  readonly status: unknown;
+  readonly record: OutboundRecord;
+  readonly fingerprint: string;
+};
 
 export class CallbackWriter {
   readonly #options: CallbackWriterOptions;
@@ -69,10 +65,10 @@ export class CallbackWriter {
   }
 
   /**
-   * Writes a callback as a status event keyed by its id, or raw when it cannot be one.
-   * @throws FerryError `kafka` when Kafka did not acknowledge it in time, or the producer's error.
+   * Decides what a callback becomes: a status event keyed by its id, or a raw unparsed
+   * record when it cannot be one. Never throws.
    */
-  async write(callback: ReceivedCallback): Promise<WriteOutcome> {
+  prepare(callback: ReceivedCallback): PreparedWrite {
     const decoded = decodeCallbackBody(
       callback.bytes,
       callback.contentType,
@@ -80,41 +76,46 @@ export class CallbackWriter {
     );
     const normalised = decoded.ok ? normaliseCallback(decoded.value) : decoded;
     if (!normalised.ok) {
-      const outcome = await this.writeRaw({ ...callback, reason: normalised.reason });
-      return {
-        kind: 'unparsed',
-        outcome,
-        reason: normalised.reason,
-        status: decoded.ok ? decoded.value.status : undefined,
-      };
+      return this.prepareRaw(
+        { ...callback, reason: normalised.reason },
+        decoded.ok ? decoded.value.status : undefined,
+      );
     }
     const { event, key } = normalised;
     const headers = callback.context;
-    const record: OutboundRecord = {
-      topic: this.#options.statusTopic,
-      key: key.key,
-      value: encodeStatusEvent(event, callback.receivedAt),
-      ...(Object.keys(headers).length > 0 ? { headers } : {}),
+    return {
+      kind: 'event',
+      key,
+      status: event.status,
+      fingerprint: callbackFingerprint(event),
+      record: {
+        topic: this.#options.statusTopic,
+        key: key.key,
+        value: encodeStatusEvent(event, callback.receivedAt),
+        ...(Object.keys(headers).length > 0 ? { headers } : {}),
+      },
     };
-    const outcome = await this.#publish(callbackFingerprint(event), record);
-    return { kind: 'event', outcome, key, status: event.status };
+  }
+
+  /** A callback kept raw on the unparsed topic (also the beginning of an oversized body). */
+  prepareRaw(callback: UnparsedCallback, status?: unknown): PreparedWrite {
+    return {
+      kind: 'unparsed',
+      reason: callback.reason,
+      status,
+      fingerprint: unparsedFingerprint(callback.bytes, callback.contentType),
+      record: unparsedRecord(this.#options.unparsedTopic, callback),
+    };
   }
 
   /**
-   * Writes a callback raw to the unparsed topic (also the beginning of a body over the
-   * size limit). @throws like write().
+   * Writes it, at most once per fingerprint (a repeat is `duplicate`).
+   * @throws FerryError `kafka` when Kafka did not acknowledge it in time, or the producer's error.
    */
-  writeRaw(callback: UnparsedCallback): Promise<PublishOutcome> {
-    return this.#publish(
-      unparsedFingerprint(callback.bytes, callback.contentType),
-      unparsedRecord(this.#options.unparsedTopic, callback),
-    );
-  }
-
-  #publish(fingerprint: string, record: OutboundRecord): Promise<PublishOutcome> {
+  write(prepared: PreparedWrite): Promise<PublishOutcome> {
     return this.#publishOnce.run(
-      fingerprint,
-      () => this.#options.producer.send([record]),
+      prepared.fingerprint,
+      () => this.#options.producer.send([prepared.record]),
       this.#options.publishTimeoutMs,
     );
   }
