@@ -342,3 +342,34 @@ test('a result cut to its smallest form keeps its code', () => {
   const text = encodeResult(result({ error: 'x'.repeat(5000), code: 'in_doubt' }), 200);
   assert.equal((JSON.parse(text) as Result).code, 'in_doubt');
 });
+
+test('results carry the allow-listed trace headers of their command; dead letters drop invalid ones', () => {
+  const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+  const allow = ['traceparent', 'tracestate', 'correlation-id'];
+  const traced = record('{not json', {
+    headers: { traceparent, tracestate: 'a=b', 'correlation-id': 'c-1', trace: 't-1' },
+  });
+  const broken = record('{not json', {
+    headers: { traceparent: 'junk', tracestate: 'a=b', 'correlation-id': 'c-2' },
+  });
+  const output = buildOutputRecords(
+    [readCommand(traced, readerOptions), readCommand(broken, readerOptions)],
+    (c) => validationResult(c as never),
+    {
+      topics,
+      maxBytes: DEFAULT_RECORD_MAX_BYTES,
+      onInternalError: () => undefined,
+      propagateHeaders: allow,
+    },
+  );
+  const [result1, dead1, result2, dead2] = output.records;
+  assert.deepEqual(result1?.headers, { traceparent, tracestate: 'a=b', 'correlation-id': 'c-1' });
+  assert.deepEqual(result2?.headers, { 'correlation-id': 'c-2' });
+  assert.equal(dead1?.headers?.traceparent, traceparent);
+  assert.equal(dead1?.headers?.trace, 't-1', 'a dead letter keeps every other header');
+  assert.equal(dead2?.headers?.traceparent, undefined);
+  assert.equal(dead2?.headers?.tracestate, undefined);
+  assert.equal(dead2?.headers?.['correlation-id'], 'c-2');
+  const none = resultRecord('r', traced, result(), DEFAULT_RECORD_MAX_BYTES);
+  assert.equal(none.headers, undefined, 'nothing travels without an allow-list');
+});
