@@ -96,3 +96,24 @@ test('secrets never appear in the logged configuration', () => {
   for (const secret of ['k-123', 'admin-secret', 'cb-secret']) assert.ok(!logged.includes(secret));
   assert.deepEqual(secretValues(config).sort(), ['admin-secret', 'cb-secret', 'k-123']);
 });
+
+test('the unparsed-callbacks topic and the propagated headers have defaults and can be set', () => {
+  const config = readConfig(minimal);
+  assert.equal(config.FERRY_TOPIC_UNPARSED_CALLBACKS, 'ferry.callbacks.unparsed');
+  assert.deepEqual(config.FERRY_PROPAGATE_HEADERS, ['traceparent', 'tracestate', 'correlation-id']);
+  assert.deepEqual(
+    readConfig({ ...minimal, FERRY_PROPAGATE_HEADERS: 'TraceParent, X-Request-Id,traceparent' })
+      .FERRY_PROPAGATE_HEADERS,
+    ['traceparent', 'x-request-id'],
+    'lower-cased, repeats dropped',
+  );
+  assert.deepEqual(
+    readConfig({ ...minimal, FERRY_PROPAGATE_HEADERS: 'none' }).FERRY_PROPAGATE_HEADERS,
+    [],
+  );
+  assert.throws(
+    () => readConfig({ ...minimal, FERRY_PROPAGATE_HEADERS: 'traceparent,bad name' }),
+    (error: unknown) =>
+      error instanceof ConfigError && /FERRY_PROPAGATE_HEADERS: .*"bad name"/.test(error.message),
+  );
+});
