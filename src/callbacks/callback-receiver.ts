@@ -21,7 +21,6 @@ import { type CallbackProducer, CallbackWriter, type PreparedWrite } from './cal
 import { CALLBACK_ROUTE } from './hook-injection.ts';
 import type { PublishOutcome } from './publish-once.ts';
 import { readRequestBody } from './request-body.ts';
-import { UNPARSED_HEADERS } from './unparsed-callback.ts';
 
 /** What the receiver needs of a producer: `send` resolves once Kafka acknowledged every record. */
 export type StatusEventProducer = CallbackProducer;
@@ -241,7 +240,7 @@ export class CallbackReceiver {
       );
       return;
     }
-    if (prepared.record.headers?.[UNPARSED_HEADERS.truncated] === 'true') {
+    if (prepared.truncated) {
       this.#refuse(res, 413, prepared.reason);
     } else {
       sendJson(res, 200, { success: true, unparsed: true, ...(duplicate ? { duplicate } : {}) });

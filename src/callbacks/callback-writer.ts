@@ -42,7 +42,12 @@ export interface ReceivedCallback {
 /** What a received callback becomes, before it is written. */
 export type PreparedWrite = (
   | { readonly kind: 'event'; readonly key: StatusEventKey }
-  | { readonly kind: 'unparsed'; readonly reason: string }
+  | {
+      readonly kind: 'unparsed';
+      readonly reason: string;
+      /** Only the beginning of an oversized body is kept. */
+      readonly truncated: boolean;
+    }
 ) & {
   /** The callback's `status` when it had one (for the metric). */
   readonly status: unknown;
@@ -102,6 +107,7 @@ export class CallbackWriter {
     return {
       kind: 'unparsed',
       reason: callback.reason,
+      truncated: callback.truncated === true,
       status,
       fingerprint: unparsedFingerprint(callback.bytes, callback.contentType),
       record: unparsedRecord(this.#options.unparsedTopic, callback),
