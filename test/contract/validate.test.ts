@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
+  bracketPath,
   INVALID_MESSAGE_TYPE,
   type OperationType,
   operationTypes,
@@ -1181,5 +1182,22 @@ describe('validateOperation speed', () => {
     // 30,000 operations; measured at a few milliseconds, so the bound only catches a
     // regression by orders of magnitude, not machine noise.
     assert.ok(elapsedMs < 1000, `took ${elapsedMs.toFixed(1)} ms`);
+  });
+});
+
+describe('failure paths in bracket form', () => {
+  test('array positions become [n], object fields stay dotted', () => {
+    assert.equal(bracketPath('viber_carousel.0.image'), 'viber_carousel[0].image');
+    assert.equal(bracketPath('replies.12.media.url'), 'replies[12].media.url');
+    assert.equal(bracketPath('pipeline.1'), 'pipeline[1]');
+    assert.equal(bracketPath('sms.signature'), 'sms.signature');
+    assert.equal(bracketPath(''), '');
+  });
+
+  test('a failure carries both forms', () => {
+    const result = validateOperation(op('pipeline', { pipeline: ['sms', 'email'] }));
+    assert.equal(result.ok, false);
+    if (result.ok) return;
+    assert.deepEqual([result.field, result.path], ['pipeline.1', 'pipeline[1]']);
   });
 });
