@@ -45,9 +45,12 @@ export function parseContentType(header: string | undefined): {
 /**
  * The body's text: in the declared charset when the platform knows it (a gateway that says
  * `latin1` and means it), else UTF-8; strictly, so bytes that are not text in that encoding
- * are reported instead of turned into replacement characters. A UTF-8 byte order mark is dropped.
+ * are reported (with the encoding's name) instead of turned into replacement characters.
  */
-function decodeText(bytes: Buffer, charset: string | undefined): string | undefined {
+function decodeText(
+  bytes: Buffer,
+  charset: string | undefined,
+): { readonly text: string } | { readonly encoding: string } {
   let decoder: InstanceType<typeof TextDecoder>;
   try {
     decoder = new TextDecoder(charset ?? 'utf-8', { fatal: true });
@@ -56,9 +59,9 @@ function decodeText(bytes: Buffer, charset: string | undefined): string | undefi
     decoder = new TextDecoder('utf-8', { fatal: true });
   }
   try {
-    return decoder.decode(bytes);
+    return { text: decoder.decode(bytes) };
   } catch {
-    return undefined;
+    return { encoding: decoder.encoding };
   }
 }
 
@@ -137,8 +140,11 @@ export function decodeCallbackBody(
 ): DecodedBody {
   if (bytes.length === 0) return { ok: false, reason: 'an empty body' };
   const { mediaType, charset } = parseContentType(contentType);
-  const text = decodeText(bytes, charset);
-  if (text === undefined) return { ok: false, reason: `not valid ${charset ?? 'UTF-8'} text` };
+  const decoded = decodeText(bytes, charset);
+  if (!('text' in decoded))
+    return { ok: false, reason: `not valid ${decoded.encoding.toUpperCase()} text` };
+  const { text } = decoded;
+  // A UTF-8 byte order mark, which some Windows-made senders put first.
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   const looksLikeJson = /^\s*[[{"]/.test(body);
   if (mediaType === FORM_MEDIA_TYPE && !looksLikeJson) return parseForm(body);
