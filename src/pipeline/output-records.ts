@@ -204,11 +204,12 @@ function internalRecords(
   record: InboundRecord,
   result: Result,
   maxBytes: number,
+  propagate: readonly string[],
 ): OutboundRecord[] {
   const error = result.error ?? 'internal error';
   try {
     return [
-      resultRecord(topics.results, record, result, maxBytes),
+      resultRecord(topics.results, record, result, maxBytes, propagate),
       // Built after the command's trip, whatever it was: whether it was sent is unknown.
       deadLetterRecord(topics.dlq, record, error, maxBytes, 'in_doubt', 'internal'),
     ];
@@ -290,7 +291,7 @@ export function buildOutputRecords(
       }
       result = internalErrorResult(command.transport, errorText(error));
       reason = INTERNAL_RULE;
-      own = internalRecords(topics, command.record, result, maxBytes);
+      own = internalRecords(topics, command.record, result, maxBytes, propagate);
     }
     records.push(...own);
     results.push(result);
