@@ -112,9 +112,11 @@ export class Daemon implements HealthSource {
             prepare: createHookInjector({
               publicUrl: config.FERRY_CALLBACK_PUBLIC_URL,
               token: config.FERRY_CALLBACK_TOKEN,
+              propagateHeaders: config.FERRY_PROPAGATE_HEADERS,
             }),
           }
         : {}),
+      propagateHeaders: config.FERRY_PROPAGATE_HEADERS,
       // Another replica's last send started before its lease lapsed, which is before the
       // group could move its partitions here; it ends within a request timeout.
       inDoubtSettleMs: config.FERRY_REQUEST_TIMEOUT_MS + 2_000,
@@ -151,6 +153,8 @@ export class Daemon implements HealthSource {
         server: this.http,
         producer: this.#statusProducer,
         statusTopic: config.FERRY_TOPIC_STATUS,
+        unparsedTopic: config.FERRY_TOPIC_UNPARSED_CALLBACKS,
+        propagateHeaders: config.FERRY_PROPAGATE_HEADERS,
         token: config.FERRY_CALLBACK_TOKEN,
         metrics,
         logger,
@@ -175,6 +179,7 @@ export class Daemon implements HealthSource {
         results: config.FERRY_TOPIC_RESULTS,
         status: config.FERRY_TOPIC_STATUS,
         dlq: config.FERRY_TOPIC_DLQ,
+        unparsedCallbacks: config.FERRY_TOPIC_UNPARSED_CALLBACKS,
       },
       topicSettings: {
         partitions: config.FERRY_TOPIC_PARTITIONS,

@@ -44,6 +44,7 @@ export const TRUNCATED_HEADER = 'ferry-truncated';
 /** The headers ferry adds when it dead-letters a record; every other header is the command's. */
 const deadLetterHeaders: ReadonlySet<string> = new Set([
   ERROR_HEADER,
+  'ferry-error-code',
   DELIVERY_HEADER,
   TRUNCATED_HEADER,
   'ferry-original-bytes',

@@ -1,16 +1,15 @@
 /**
  * `POST /callbacks/{token}`: the gateway's status callbacks (spec: Events) become status events
- * on `ferry.status` (docs/callbacks.md). The answer 200 is sent only
- * after Kafka acknowledged the event; while Kafka is unavailable the answer is 503, so a gateway
+ * on `ferry.status` (docs/callbacks.md). Any callback with the right token is kept: one that
+ * can be understood (callback-body.ts, status-normalise.ts) as a status event, any other raw
+ * on the unparsed-callbacks topic (unparsed-callback.ts). The answer 200 is sent only after
+ * Kafka acknowledged the record; while Kafka is unavailable the answer is 503, so a gateway
  * that retries loses nothing. Whatever a caller sends gets an answer and never stops the process.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { validateStatusCallback } from '../contract/index.ts';
 import { FerryError } from '../errors.ts';
 import { type HttpServer, sendJson, sendText } from '../http/http-server.ts';
-import { parseSafeJson } from '../json/safe-json.ts';
-import type { OutboundRecord } from '../kafka/kafka-client.ts';
 import { channelOfCallback } from '../observability/channels.ts';
 import type { Logger } from '../observability/logger.ts';
 import {
@@ -18,15 +17,14 @@ import {
   type CallbackOutcome,
   type FerryMetrics,
 } from '../observability/metrics.ts';
+import { carriedInQuery } from '../observability/propagated-headers.ts';
+import { type CallbackProducer, CallbackWriter, type PreparedWrite } from './callback-writer.ts';
 import { CALLBACK_ROUTE } from './hook-injection.ts';
-import { PublishOnce } from './publish-once.ts';
-import { isJsonContentType, readRequestBody } from './request-body.ts';
-import { callbackFingerprint, encodeStatusEvent, statusEventKey } from './status-event.ts';
+import type { PublishOutcome } from './publish-once.ts';
+import { readRequestBody } from './request-body.ts';
 
 /** What the receiver needs of a producer: `send` resolves once Kafka acknowledged every record. */
-export interface StatusEventProducer {
-  send(records: readonly OutboundRecord[]): Promise<void>;
-}
+export type StatusEventProducer = CallbackProducer;
 
 /** Settings for {@link CallbackReceiver}. */
 export interface CallbackReceiverOptions {
@@ -36,11 +34,18 @@ export interface CallbackReceiverOptions {
   readonly producer: StatusEventProducer;
   /** Topic of the status events (FERRY_TOPIC_STATUS). */
   readonly statusTopic: string;
+  /** Topic of the callbacks kept raw (FERRY_TOPIC_UNPARSED_CALLBACKS). */
+  readonly unparsedTopic: string;
+  /**
+   * Lower-case names of the trace and correlation headers a callback URL's query may carry
+   * back to its status event (FERRY_PROPAGATE_HEADERS; see hook-injection.ts). Default none.
+   */
+  readonly propagateHeaders?: readonly string[];
   /** The secret a callback URL must carry (FERRY_CALLBACK_TOKEN); not empty. */
   readonly token: string;
   readonly metrics: Pick<FerryMetrics, 'callbacks' | 'receipts'>;
   readonly logger: Logger;
-  /** Largest body accepted, bytes. Default 65536 (64 KiB). */
+  /** Largest body accepted, bytes; of a longer one this much is kept raw (413). Default 64 KiB. */
   readonly maxBodyBytes?: number;
   /** Deepest nesting of objects and arrays accepted. Default 32 (a callback needs 4). */
   readonly maxDepth?: number;
@@ -68,9 +73,8 @@ export class CallbackReceiver {
   readonly #options: CallbackReceiverOptions;
   readonly #logger: Logger;
   readonly #tokenDigest: Buffer;
-  readonly #publishOnce: PublishOnce;
+  readonly #writer: CallbackWriter;
   readonly #maxBodyBytes: number;
-  readonly #maxDepth: number;
   readonly #publishTimeoutMs: number;
   readonly #bodyTimeoutMs: number;
   readonly #retryAfterS: number;
@@ -87,7 +91,6 @@ export class CallbackReceiver {
     this.#logger = options.logger.child({ component: 'callbacks' });
     this.#tokenDigest = digest(options.token);
     this.#maxBodyBytes = positive('maxBodyBytes', options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
-    this.#maxDepth = positive('maxDepth', options.maxDepth ?? DEFAULT_MAX_DEPTH);
     this.#publishTimeoutMs = positive(
       'publishTimeoutMs',
       options.publishTimeoutMs ?? DEFAULT_PUBLISH_TIMEOUT_MS,
@@ -97,9 +100,14 @@ export class CallbackReceiver {
       options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
     );
     this.#retryAfterS = positive('retryAfterS', options.retryAfterS ?? DEFAULT_RETRY_AFTER_S);
-    this.#publishOnce = new PublishOnce(
-      positive('dedupCapacity', options.dedupCapacity ?? DEFAULT_DEDUP_CAPACITY),
-    );
+    this.#writer = new CallbackWriter({
+      producer: options.producer,
+      statusTopic: options.statusTopic,
+      unparsedTopic: options.unparsedTopic,
+      maxDepth: positive('maxDepth', options.maxDepth ?? DEFAULT_MAX_DEPTH),
+      dedupCapacity: positive('dedupCapacity', options.dedupCapacity ?? DEFAULT_DEDUP_CAPACITY),
+      publishTimeoutMs: this.#publishTimeoutMs,
+    });
   }
 
   get state(): ReceiverState {
@@ -139,7 +147,7 @@ export class CallbackReceiver {
       this.#state = 'stopping';
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
-        this.#publishOnce.settled(),
+        this.#writer.settled(),
         new Promise<void>((resolve) => {
           timer = setTimeout(resolve, this.#publishTimeoutMs);
         }),
@@ -175,69 +183,79 @@ export class CallbackReceiver {
       return;
     }
     if (this.#state !== 'running') {
-      this.#unavailable(res, undefined, 'the receiver is stopping');
+      this.#unavailable(res, 'the receiver is stopping');
       return;
     }
-    if (!isJsonContentType(req.headers['content-type'])) {
-      this.#reject(res, 415, undefined, 'Content-Type: must be application/json');
-      return;
-    }
+    const context = carriedInQuery(req.url, this.#options.propagateHeaders ?? []);
+    const contentType = req.headers['content-type'];
     const body = await readRequestBody(req, {
       maxBytes: this.#maxBodyBytes,
       timeoutMs: this.#bodyTimeoutMs,
     });
+    const receivedAt = new Date();
     if (!body.ok) {
       if (body.status === 'aborted') {
         this.#count(undefined, 'rejected');
         this.#logger.debug({ reason: body.reason }, 'A status callback was abandoned mid-body.');
         return;
       }
-      this.#reject(res, body.status, undefined, body.reason);
+      if (body.status === 408) {
+        this.#reject(res, 408, body.reason);
+        return;
+      }
+      // Over the limit: its beginning is kept, and the 413 says it was not taken whole.
+      const kept = this.#writer.prepareRaw({
+        bytes: body.prefix,
+        contentType,
+        reason: body.reason,
+        receivedAt,
+        truncated: true,
+        declaredBytes: body.declaredBytes,
+        context,
+      });
+      await this.#write(res, kept);
       return;
     }
-    const parsed = parseSafeJson(body.text, this.#maxDepth);
-    if (!parsed.ok) {
-      this.#reject(res, 400, undefined, parsed.reason);
-      return;
-    }
-    const checked = validateStatusCallback(parsed.value);
-    if (!checked.ok) {
-      this.#reject(res, 400, statusOf(parsed.value), checked.message);
-      return;
-    }
-    // The object as received (unknown fields kept), not a re-built copy.
-    const callback = parsed.value as Record<string, unknown>;
-    const status = callback.status;
-    const key = statusEventKey(callback);
-    if (key === undefined) {
-      this.#reject(res, 400, status, 'id: one of id, msg_id or request_id is required');
-      return;
-    }
+    await this.#write(
+      res,
+      this.#writer.prepare({ bytes: body.bytes, contentType, receivedAt, context }),
+    );
+  }
 
-    const value = encodeStatusEvent(callback, new Date());
+  /** Writes and answers: 200 once Kafka has it (413 for a cut body), 503 when it did not take it. */
+  async #write(res: ServerResponse, prepared: PreparedWrite): Promise<void> {
+    let outcome: PublishOutcome;
     try {
-      const outcome = await this.#publishOnce.run(
-        callbackFingerprint(key, callback),
-        () =>
-          this.#options.producer.send([{ topic: this.#options.statusTopic, key: key.key, value }]),
-        this.#publishTimeoutMs,
-      );
-      sendJson(
-        res,
-        200,
-        outcome === 'duplicate' ? { success: true, duplicate: true } : { success: true },
-      );
-      this.#count(status, outcome);
+      outcome = await this.#writer.write(prepared);
+    } catch (error: unknown) {
+      this.#unavailable(res, 'Kafka did not acknowledge the callback', error, prepared.status);
+      return;
+    }
+    const duplicate = outcome === 'duplicate';
+    if (prepared.kind === 'event') {
+      sendJson(res, 200, duplicate ? { success: true, duplicate } : { success: true });
+      this.#count(prepared.status, outcome);
+      // A receipt counts once: a gateway's retry of one already written is not a new one.
       if (outcome === 'published') {
-        this.#options.metrics.receipts.inc({ channel: channelOfCallback(callback.type) });
+        this.#options.metrics.receipts.inc({ channel: channelOfCallback(prepared.type) });
       }
       this.#logger.debug(
-        { key: key.key, keyField: key.field, status: boundedStatusLabel(status), outcome },
+        { key: prepared.key.key, keyField: prepared.key.field, outcome },
         'Status callback acknowledged.',
       );
-    } catch (error: unknown) {
-      this.#unavailable(res, status, 'Kafka did not acknowledge the status event', error);
+      return;
     }
+    if (prepared.truncated) {
+      this.#refuse(res, 413, prepared.reason);
+    } else {
+      sendJson(res, 200, { success: true, unparsed: true, ...(duplicate ? { duplicate } : {}) });
+    }
+    this.#count(prepared.status, duplicate ? 'duplicate' : 'unparsed');
+    // The reason names the problem only; bodies are not logged (they may hold texts).
+    this.#logger.warn(
+      { reason: prepared.reason, outcome },
+      'A status callback is no status event; it was kept raw on the unparsed topic.',
+    );
   }
 
   #tokenMatches(token: string): boolean {
@@ -245,14 +263,14 @@ export class CallbackReceiver {
     return timingSafeEqual(digest(token), this.#tokenDigest);
   }
 
-  #reject(res: ServerResponse, httpStatus: number, status: unknown, reason: string): void {
+  #reject(res: ServerResponse, httpStatus: number, reason: string): void {
     this.#refuse(res, httpStatus, reason);
-    this.#count(status, 'rejected');
+    this.#count(undefined, 'rejected');
     // The reason names the field and rule only; bodies are not logged (they may hold texts).
     this.#logger.warn({ httpStatus, reason }, 'A status callback was refused.');
   }
 
-  #unavailable(res: ServerResponse, status: unknown, reason: string, error?: unknown): void {
+  #unavailable(res: ServerResponse, reason: string, error?: unknown, status?: unknown): void {
     res.setHeader('Retry-After', String(this.#retryAfterS));
     this.#refuse(res, 503, reason);
     this.#count(status, 'unavailable');
@@ -275,12 +293,6 @@ export class CallbackReceiver {
 
 function digest(value: string): Buffer {
   return createHash('sha256').update(value, 'utf8').digest();
-}
-
-function statusOf(value: unknown): unknown {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>).status
-    : undefined;
 }
 
 function positive(name: string, value: number): number {

@@ -2,8 +2,13 @@
  * Puts ferry's own callback route into the `hook` of send operations that accept one, so
  * the gateway reports each message's final state back to ferry (docs/gateway-api.md, Status callbacks).
  */
-import { hookOperationTypes, type OperationType } from '../contract/operation-types.ts';
+import {
+  hookOperationTypes,
+  type OperationType,
+  type Transport,
+} from '../contract/operation-types.ts';
 import { FerryError } from '../errors.ts';
+import { propagatedHeaders } from '../observability/propagated-headers.ts';
 
 /** The path every callback arrives on; `{token}` is one URL path segment. */
 export const CALLBACK_ROUTE = '/callbacks/:token';
@@ -16,6 +21,18 @@ export interface HookInjectorOptions {
   readonly publicUrl: string;
   /** The secret the callback URL carries (FERRY_CALLBACK_TOKEN); URL-encoded into the path. */
   readonly token: string;
+  /**
+   * Lower-case names of the command headers to carry to the status events
+   * (FERRY_PROPAGATE_HEADERS); they ride in the hook's query. Default: none.
+   */
+  readonly propagateHeaders?: readonly string[];
+}
+
+/** What the injector knows of the command besides its operation. */
+export interface HookContext {
+  readonly transport: Transport;
+  /** The command record's headers. */
+  readonly headers: Readonly<Record<string, string>>;
 }
 
 /**
@@ -51,26 +68,37 @@ export function callbackUrl(options: HookInjectorOptions): string {
 
 /**
  * Returns a function that sets `hook` on an operation (in place) when its `type` accepts one
- * (`hookOperationTypes`: sms, viber, rcs, rcs+sms, rcs+viber+sms, telegram) and it has no `hook`
- * property of its own; it returns whether it set one.
+ * and it has no `hook` property of its own; it returns whether it set one.
  *
+ * - Types: `hookOperationTypes` (sms, viber, rcs, rcs+sms, rcs+viber+sms, telegram), and
+ *   `pipeline` on the async endpoint only. The gateway does not store a pipeline's `hook` for
+ *   its delivery status (that goes to the account's notification address, spec: pipeline
+ *   rule 2), but an async pipeline's `hook` is where the `REJECTED` callback of a refused
+ *   request goes (rule 3): without one, that refusal is never seen.
  * - An operation that carries a `hook` property keeps it untouched, whatever its value: the
  *   command's author chose where its status goes (operation validation judges the value).
- * - `pipeline` never gets one: the gateway does not store `hook` for it and sends the status to
- *   the account's notification address instead (spec: pipeline rule 2). Operators point that
- *   address at the same route (see docs/callbacks.md).
+ * - The command's allow-listed trace and correlation headers (`propagateHeaders`) ride in the
+ *   hook's query, `?traceparent=…&correlation-id=…`: the callback brings them back, so its
+ *   status event carries them, with nothing to remember in between (a restart loses
+ *   nothing). Without any, the hook is the bare callback URL.
  *
  * @throws FerryError `config` at creation when the options are not usable (see `callbackUrl`).
  */
 export function createHookInjector(
   options: HookInjectorOptions,
-): (operation: Record<string, unknown>) => boolean {
+): (operation: Record<string, unknown>, context?: HookContext) => boolean {
   const hook = callbackUrl(options);
-  return (operation) => {
+  const allow = options.propagateHeaders ?? [];
+  return (operation, context) => {
     const type = operation.type;
-    if (typeof type !== 'string' || !hookOperationTypes.has(type as OperationType)) return false;
-    if (Object.hasOwn(operation, 'hook')) return false;
-    operation.hook = hook;
+    if (typeof type !== 'string') return false;
+    const accepts =
+      hookOperationTypes.has(type as OperationType) ||
+      (type === 'pipeline' && context?.transport === 'async');
+    if (!accepts || Object.hasOwn(operation, 'hook')) return false;
+    const carried = context === undefined ? {} : propagatedHeaders(context.headers, allow);
+    const query = new URLSearchParams(carried).toString();
+    operation.hook = query === '' ? hook : `${hook}?${query}`;
     return true;
   };
 }

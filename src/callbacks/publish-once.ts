@@ -5,7 +5,7 @@
  *
  * This memory is per replica and lost on restart: a repeat that reaches another replica, or
  * arrives after a restart or after `capacity` newer callbacks, is published again. Consumers of
- * `ferry.status` must still tolerate duplicates (they share key, `status` and `updated`).
+ * `ferry.status` must still tolerate duplicates (equal events but for `received_at`).
  */
 import { FerryError } from '../errors.ts';
 

@@ -1,7 +1,8 @@
 /**
- * Reading an HTTP request body from an untrusted caller: the media type checked first, a size
- * limit enforced before and while reading (reading stops at the limit), a deadline for slow
- * senders, and strict UTF-8 decoding.
+ * Reading an HTTP request body from an untrusted caller: a size limit enforced while reading
+ * (reading stops at the limit, keeping what arrived up to it), and a deadline for slow
+ * senders. The bytes are returned as received; what they mean is decided elsewhere
+ * (callback-body.ts).
  */
 import type { IncomingMessage } from 'node:http';
 
@@ -13,54 +14,42 @@ export interface ReadBodyOptions {
 }
 
 export type BodyResult =
-  | { readonly ok: true; readonly text: string }
+  | { readonly ok: true; readonly bytes: Buffer }
   | {
       readonly ok: false;
-      /** The HTTP status to answer; `aborted` means the caller went away and nobody listens. */
-      readonly status: 400 | 408 | 413 | 'aborted';
+      readonly status: 413;
       readonly reason: string;
-    };
+      /** The first `maxBytes` bytes of the body, as received. */
+      readonly prefix: Buffer;
+      /** The body's length when the caller declared it (`Content-Length`). */
+      readonly declaredBytes: number | undefined;
+    }
+  /** Too slow: the HTTP status to answer. */
+  | { readonly ok: false; readonly status: 408; readonly reason: string }
+  /** The caller went away and nobody listens. */
+  | { readonly ok: false; readonly status: 'aborted'; readonly reason: string };
 
 /**
- * True for `application/json`, with or without parameters, when a `charset` parameter (if any)
- * is UTF-8 (JSON is UTF-8: RFC 8259 §8.1). Case-insensitive.
- */
-export function isJsonContentType(header: string | undefined): boolean {
-  if (header === undefined) return false;
-  const [mediaType = '', ...parameters] = header.split(';');
-  if (mediaType.trim().toLowerCase() !== 'application/json') return false;
-  for (const parameter of parameters) {
-    const [name = '', value = ''] = parameter.split('=');
-    if (name.trim().toLowerCase() !== 'charset') continue;
-    const charset = value.trim().replace(/^"|"$/g, '').toLowerCase();
-    if (charset !== 'utf-8' && charset !== 'utf8') return false;
-  }
-  return true;
-}
-
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-/**
- * Reads the whole body as UTF-8 text. Never rejects.
+ * Reads the whole body. Never rejects.
  *
- * A declared `Content-Length` above `maxBytes` is refused before anything is read; a body that
- * grows past `maxBytes` while streaming is refused as soon as it does and not read further (the
- * request is paused; the caller answers and the connection closes). A body that is not complete
- * within `timeoutMs` gets 408.
+ * A body longer than `maxBytes` (declared or streamed) is read up to `maxBytes` and then not
+ * further: the result is 413 with that prefix (the request is paused; the caller answers and
+ * the connection closes). A body that is not complete within `timeoutMs` gets 408.
  */
 export function readRequestBody(
   req: IncomingMessage,
   options: ReadBodyOptions,
 ): Promise<BodyResult> {
-  const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > options.maxBytes) {
-    req.pause();
-    return Promise.resolve({
-      ok: false,
-      status: 413,
-      reason: `body: larger than ${options.maxBytes} bytes`,
-    });
-  }
+  const header = req.headers['content-length'];
+  const declared = header === undefined ? undefined : Number(header);
+  const declaredBytes = Number.isSafeInteger(declared) ? declared : undefined;
+  const tooLarge = (prefix: Buffer): BodyResult => ({
+    ok: false,
+    status: 413,
+    reason: `body: larger than ${options.maxBytes} bytes`,
+    prefix,
+    declaredBytes,
+  });
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let received = 0;
@@ -79,22 +68,20 @@ export function readRequestBody(
       resolve(result);
     };
     const onData = (chunk: Buffer): void => {
-      received += chunk.length;
-      if (received > options.maxBytes) {
-        finish({ ok: false, status: 413, reason: `body: larger than ${options.maxBytes} bytes` });
+      if (received + chunk.length > options.maxBytes) {
+        chunks.push(chunk.subarray(0, options.maxBytes - received));
+        finish(tooLarge(Buffer.concat(chunks, options.maxBytes)));
         return;
       }
+      received += chunk.length;
       chunks.push(chunk);
+      // Declared too large: stop as soon as the prefix is complete instead of reading on.
+      if (declaredBytes !== undefined && declaredBytes > options.maxBytes) {
+        if (received === options.maxBytes) finish(tooLarge(Buffer.concat(chunks, received)));
+      }
     };
     const onEnd = (): void => {
-      let text: string;
-      try {
-        text = utf8.decode(Buffer.concat(chunks, received));
-      } catch {
-        finish({ ok: false, status: 400, reason: 'body: not valid UTF-8' });
-        return;
-      }
-      finish({ ok: true, text });
+      finish({ ok: true, bytes: Buffer.concat(chunks, received) });
     };
     const onError = (): void => {
       finish({ ok: false, status: 'aborted', reason: 'the request stream failed' });

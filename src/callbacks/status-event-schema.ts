@@ -37,16 +37,21 @@ export function statusEventSchema(): JsonSchema {
   return {
     title: 'ferry status event',
     description:
-      'One per distinct gateway status callback (a repeat with the same key field, status and updated is published once per replica), keyed by ' +
+      'One per distinct gateway status callback (the whole normalised receipt is its identity: a repeat of the same receipt is published once per replica), keyed by ' +
       `${keyFields.map((field) => `\`${field}\``).join(', else ')} as a string. ` +
-      'Every field of the callback as received, unknown ones included and in their order, plus `received_at`. ' +
-      'Callbacks that fail these rules are answered 400 and never become events.',
+      'Every field of the callback, unknown ones included and in their order, normalised (ids as strings, `success` as a boolean, date-times in UTC), plus `received_at`. ' +
+      'Callbacks that cannot be read this way are kept raw on the unparsed-callbacks topic instead.',
     ...callback,
     properties: {
       ...withDescriptions(
         callback.properties as Record<string, JsonSchema>,
         (path) => meanings[path],
       ),
+      updated_assumed_utc: {
+        const: true,
+        description:
+          'Present when the gateway sent `updated` without a UTC offset: ferry read it as UTC.',
+      },
       received_at: {
         type: 'string',
         format: 'date-time',
@@ -55,7 +60,7 @@ export function statusEventSchema(): JsonSchema {
       },
     },
     required: [...((callback.required as string[] | undefined) ?? []), 'received_at'],
-    // The record key: a callback none of these fields identifies is refused (400).
+    // The record key: a callback none of these fields identifies is kept raw instead.
     anyOf: keyFields.map((field) => ({
       required: [field],
       properties: { [field]: { type: 'string', minLength: 1 } },

@@ -1,7 +1,9 @@
 /**
- * How a validated status callback becomes a `ferry.status` record (README, Topics and
- * records: Status event; docs/callbacks.md): its key, its value, and the identity used to recognise a repeated callback.
+ * How a normalised status callback becomes a `ferry.status` record (README, Topics and
+ * records: Status event; docs/callbacks.md): its key, its value, and the identity used to
+ * recognise a repeated callback.
  */
+import { createHash } from 'node:crypto';
 
 /** The callback field a status event is keyed by, in order of preference. */
 export const keyFields = ['id', 'msg_id', 'request_id'] as const;
@@ -17,7 +19,7 @@ export interface StatusEventKey {
  * The record key of a callback: `String(id)`, else `String(msg_id)`, else `String(request_id)`
  * (a `REJECTED` callback of a refused async request may carry only `request_id`, spec: Errors).
  * A field counts when it is a non-empty string or a finite number. Undefined when none does:
- * such an event could not be matched to any command, so the receiver refuses it (400).
+ * such an event could not be matched to any command, so the receiver keeps it raw instead.
  */
 export function statusEventKey(
   callback: Readonly<Record<string, unknown>>,
@@ -35,20 +37,37 @@ export function statusEventKey(
 }
 
 /**
- * The identity of a callback for de-duplication: the key field and value, `status` and
- * `updated`: a callback with the same id, status and updated is the same callback sent again. A missing `status` or `updated` is part
- * of the identity as "absent", distinct from any string.
+ * JSON text of a value with the keys of every object sorted: equal data, equal text, whatever
+ * order the caller wrote its fields in. Recursion is safe here: bodies are depth-checked
+ * before they are parsed (callback-body.ts).
  */
-export function callbackFingerprint(
-  key: StatusEventKey,
-  callback: Readonly<Record<string, unknown>>,
-): string {
-  return JSON.stringify([key.field, key.key, callback.status ?? null, callback.updated ?? null]);
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const object = value as Record<string, unknown>;
+    const fields = Object.keys(object)
+      .filter((name) => object[name] !== undefined)
+      .sort()
+      .map((name) => `${JSON.stringify(name)}:${canonicalJson(object[name])}`);
+    return `{${fields.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
 }
 
 /**
- * The record value: every field of the callback as received, in its order, unknown fields
- * included, plus `received_at` (ISO 8601 UTC, this service's clock). A `received_at` the
+ * The identity of a receipt for de-duplication: a SHA-256 of the WHOLE normalised callback
+ * (ids, status, time, request_id, replies, every other field; not `received_at`, which is
+ * ferry's). An identical retry has the same identity; two receipts that differ in anything,
+ * such as two messages of one async `request_id`, or a second reply, do not.
+ */
+export function callbackFingerprint(event: Readonly<Record<string, unknown>>): string {
+  const { received_at: _ours, ...theirs } = event;
+  return `event:${createHash('sha256').update(canonicalJson(theirs)).digest('hex')}`;
+}
+
+/**
+ * The record value: every field of the normalised callback, in the caller's order, unknown
+ * fields included, plus `received_at` (ISO 8601 UTC, this service's clock). A `received_at` the
  * caller sent is overwritten: the field is ferry's.
  */
 export function encodeStatusEvent(

@@ -66,6 +66,17 @@ const list: Parser<string[]> = (raw, name) => {
   return items;
 };
 
+/** Comma-separated header names, lower-cased; `none` for an empty list. */
+const headerNames: Parser<readonly string[]> = (raw, name) => {
+  if (raw.trim().toLowerCase() === 'none') return [];
+  const names = raw.split(',').map((s) => s.trim().toLowerCase());
+  const wrong = names.find((n) => !/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(n));
+  if (wrong !== undefined) {
+    throw new ConfigError(name, `must list header names (or none), got "${wrong}"`);
+  }
+  return [...new Set(names)];
+};
+
 const oneOf =
   <const T extends string>(...values: T[]): Parser<T> =>
   (raw, name) => {
@@ -108,6 +119,10 @@ export const variables = {
   FERRY_TOPIC_RESULTS: v(text, 'ferry.results'),
   FERRY_TOPIC_STATUS: v(text, 'ferry.status'),
   FERRY_TOPIC_DLQ: v(text, 'ferry.dlq'),
+  /** Callbacks that cannot be read as status events, kept raw. */
+  FERRY_TOPIC_UNPARSED_CALLBACKS: v(text, 'ferry.callbacks.unparsed'),
+  /** Command headers copied to its result, dead letter and status events (trace context). */
+  FERRY_PROPAGATE_HEADERS: v(headerNames, ['traceparent', 'tracestate', 'correlation-id']),
   /** Partitions given to topics ferry creates; replicas run up to this many consumers. */
   /** A member silent for this long is dropped from the group and its partitions move. */
   FERRY_KAFKA_SESSION_TIMEOUT_MS: v(integer(6_000, 300_000), 30_000),

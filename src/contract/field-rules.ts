@@ -23,7 +23,7 @@
  * - `enum`: a value outside a stated set
  * - `duplicate`: a value repeated where the spec forbids repeats (`pipeline`)
  * - `invalid_type`: `type` is not an operation type (`whatsapp` or unknown)
- * - `min_items`: an array shorter than its stated minimum (envelope `data`)
+ * - `min_items`: an array shorter than its minimum (envelope `data`, `pipeline` channels)
  */
 export const ruleNames = [
   'not_object',
@@ -100,10 +100,11 @@ export interface ObjectArrayRule<T = unknown> {
   readonly kind: 'object_array';
   readonly items: FieldRules<T>;
 }
-/** A JSON array of strings from a fixed set, none repeated. No minimum length is implied. */
+/** A JSON array of strings from a fixed set, none repeated, at least `minItems` long (0 when absent). */
 export interface UniqueEnumArrayRule<V extends string = string> {
   readonly kind: 'unique_enum_array';
   readonly values: readonly V[];
+  readonly minItems?: number;
 }
 
 /** Every rule kind, untyped (what the validator's engine walks). */
@@ -198,6 +199,9 @@ export function object<T>(fields: FieldRules<T>): ObjectRule<T> {
 export function objectArray<T>(items: FieldRules<T>): ObjectArrayRule<T> {
   return { kind: 'object_array', items };
 }
-export function uniqueOneOf<V extends string>(values: readonly V[]): UniqueEnumArrayRule<V> {
-  return { kind: 'unique_enum_array', values };
+export function uniqueOneOf<V extends string>(
+  values: readonly V[],
+  minItems = 0,
+): UniqueEnumArrayRule<V> {
+  return { kind: 'unique_enum_array', values, minItems };
 }

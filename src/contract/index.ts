@@ -14,6 +14,7 @@ export * from './response.ts';
 export { statusCallbackRules } from './status-callback.ts';
 export type * from './types.ts';
 export {
+  bracketPath,
   type ValidationResult,
   validateEnvelopeShape,
   validateOperation,

@@ -75,6 +75,25 @@ export const sendOperationTypes: ReadonlySet<OperationType> = new Set<OperationT
   'pipeline',
 ]);
 
+/**
+ * Operation types whose answer `data.id` is the identifier the gateway gave to what it
+ * created, not the command's `id` echoed back: a template created with `"id": 7` comes
+ * back as template `"1"` (spec: template/create names its identifier as the gateway's).
+ * Their answer is matched to the operation by position alone, as every item is.
+ */
+export const gatewayAssignedIdTypes: ReadonlySet<OperationType> = new Set<OperationType>([
+  'template/create',
+  'template/viber/create',
+]);
+
+/**
+ * The `id` an operation's answer item must carry, for `readSyncResponse`: the command's own
+ * `id`, or undefined (nothing to compare) when the gateway answers with an id of its own.
+ */
+export function answerIdOf(type: unknown, id: unknown): unknown {
+  return gatewayAssignedIdTypes.has(type as OperationType) ? undefined : id;
+}
+
 /** The two endpoints (spec: Endpoints): sync `/api/json.php`, async `/v1/json`. */
 export type Transport = 'sync' | 'async';
 

@@ -390,8 +390,10 @@ export interface PipelineRcs extends OperationExtras {
  * A channel object is required when `pipeline` names it (except `rcs`, whose requiredness is
  * not shown), and checked whenever present. The spec's looser sentence "the contract lists
  * ... sms, telegram, viber, voice, whatsapp ... as required" is read as: the objects of
- * the named channels. No minimum length of `pipeline` is stated, so none is
- * enforced. `hook` is accepted but not stored by the gateway (rules 2, 3).
+ * the named channels. `pipeline` must name at least one channel: the spec states no
+ * minimum, but a multi-channel request over no channel can deliver nothing, and passing it
+ * would only cost an upstream round trip for a certain failure. `hook` is accepted but not
+ * stored by the gateway (rules 2, 3).
  */
 export interface PipelineOperation extends OperationCommon {
   type: 'pipeline';
@@ -409,7 +411,7 @@ const pipelineSpec = defineSpec<PipelineOperation>()({
   fields: {
     ...common,
     phone: required(phone),
-    pipeline: required(uniqueOneOf(pipelineChannels)),
+    pipeline: required(uniqueOneOf(pipelineChannels, 1)),
     sms: optional(object<PipelineSms>({ message: required(string), signature: required(string) })),
     telegram: optional(object<PipelineTelegram>({ message: required(string) })),
     viber: optional(

@@ -34,14 +34,18 @@ export type { RuleName } from './field-rules.ts';
 
 /**
  * The outcome of a check. On failure, `field` is a dotted path (`viber.signature`,
- * `viber_carousel.0.image`, `''` for the value itself), `rule` a closed-set name and `message`
- * `${field}: ${rule text}` (just the text when `field` is `''`).
+ * `viber_carousel.0.image`, `''` for the value itself), `path` the same in the JSON-path style
+ * results carry (`viber_carousel[0].image`), `rule` a closed-set name and `message`
+ * `${field}: ${rule text}` (just the text when `field` is `''`, or for a text that is the
+ * gateway's own).
  */
 export type ValidationResult<T> =
   | { readonly ok: true; readonly value: T }
   | {
       readonly ok: false;
       readonly field: string;
+      /** `field` with array positions in brackets (`pipeline[1]`, `viber_carousel[0].image`). */
+      readonly path: string;
       readonly rule: RuleName;
       readonly message: string;
     };
@@ -51,6 +55,8 @@ interface Failure {
   readonly field: string;
   readonly rule: RuleName;
   readonly text: string;
+  /** The text is the gateway's own error, to be reported exactly as the gateway words it. */
+  readonly verbatim?: true;
 }
 
 type CompiledRule =
@@ -78,7 +84,9 @@ type CompiledRule =
   | {
       readonly kind: 'unique_enum_array';
       readonly values: ReadonlySet<string>;
+      readonly minItems: number;
       readonly failure: Failure;
+      readonly tooFew: Failure;
     };
 
 interface CompiledField {
@@ -140,12 +148,19 @@ function compileRule(rule: AnyRule): CompiledRule {
         values: new Set(rule.values),
         failure: leaf('enum', `must be one of ${rule.values.join(', ')}`),
       };
-    case 'unique_enum_array':
+    case 'unique_enum_array': {
+      const minItems = rule.minItems ?? 0;
       return {
         kind: 'unique_enum_array',
         values: new Set(rule.values),
+        minItems,
         failure: leaf('enum', `must be one of ${rule.values.join(', ')}`),
+        tooFew: leaf(
+          'min_items',
+          `must have at least ${minItems} item${minItems === 1 ? '' : 's'}`,
+        ),
       };
+    }
     case 'object':
       return { kind: 'object', fields: compileFields(rule.fields) };
     case 'object_array':
@@ -240,7 +255,7 @@ function checkValue(value: unknown, rule: CompiledRule): Failure | undefined {
     case 'object_array':
       return checkObjectArray(value, rule.items);
     case 'unique_enum_array':
-      return checkUniqueEnumArray(value, rule.values, rule.failure);
+      return checkUniqueEnumArray(value, rule);
   }
 }
 
@@ -273,10 +288,11 @@ function checkObjectArray(value: unknown, items: readonly CompiledField[]): Fail
 
 function checkUniqueEnumArray(
   value: unknown,
-  values: ReadonlySet<string>,
-  notAllowed: Failure,
+  rule: CompiledRule & { kind: 'unique_enum_array' },
 ): Failure | undefined {
   if (!Array.isArray(value)) return notArray;
+  if (value.length < rule.minItems) return rule.tooFew;
+  const { values, failure: notAllowed } = rule;
   for (let index = 0; index < value.length; index++) {
     const item: unknown = value[index];
     if (typeof item !== 'string') return under(String(index), notString);
@@ -327,12 +343,19 @@ function checkCrossField(object: Record<string, unknown>, spec: CompiledSpec): F
   return undefined;
 }
 
+/** A dotted failure path in bracket form: numeric segments are array positions. */
+export function bracketPath(dotted: string): string {
+  return dotted.replace(/\.(\d+)(?=\.|$)/g, '[$1]');
+}
+
 function failed<T>(failure: Failure): ValidationResult<T> {
   return {
     ok: false,
     field: failure.field,
+    path: bracketPath(failure.field),
     rule: failure.rule,
-    message: failure.field === '' ? failure.text : `${failure.field}: ${failure.text}`,
+    message:
+      failure.field === '' || failure.verbatim ? failure.text : `${failure.field}: ${failure.text}`,
   };
 }
 
@@ -341,15 +364,22 @@ const envelopeNotObject: Failure = leaf('not_object', 'envelope must be a JSON o
 const callbackNotObject: Failure = leaf('not_object', 'callback must be a JSON object');
 const typeRequired: Failure = under('type', isRequired);
 const typeNotString: Failure = under('type', notString);
-// The gateway's own item error text (spec: Endpoints, Errors).
-const typeWhatsapp: Failure = { field: 'type', rule: 'invalid_type', text: INVALID_MESSAGE_TYPE };
+// The gateway's own item error text (spec: Endpoints, Errors), without a field prefix: a
+// reader comparing ferry's refusal with the gateway's must see the same words.
+const typeWhatsapp: Failure = {
+  field: 'type',
+  rule: 'invalid_type',
+  text: INVALID_MESSAGE_TYPE,
+  verbatim: true,
+};
 const typeUnknown: Failure = { field: 'type', rule: 'invalid_type', text: unknownTypeText };
 
 /**
  * Checks one operation object against every rule of the spec for its `type`: required fields
  * and their JSON types, `phone` format, URL fields, lifetimes (spec: Limits), the telegram
  * password form, `viber_type` and the fields it requires, `pipeline` values and channel
- * objects. `type: "whatsapp"` fails with the gateway's text `Invalid message type`.
+ * objects. `type: "whatsapp"` fails with the gateway's exact text `Invalid message type`
+ * (no `type: ` prefix; `field` still says `type`).
  *
  * Never throws. Returns the first failure found. Unknown properties pass: on success `value`
  * is the very object given, untouched.

@@ -42,6 +42,8 @@ export interface KafkaAccessOptions {
     readonly results: string;
     readonly status: string;
     readonly dlq: string;
+    /** Raw callbacks that could not be read as status events; written without transactions. */
+    readonly unparsedCallbacks: string;
   };
   /** Settings of topics ferry creates, and what existing ones are checked against. */
   readonly topicSettings: ExpectedTopicSettings;
@@ -206,8 +208,8 @@ export class KafkaAccessCheck {
   }
 
   #topicNames(): string[] {
-    const { commands, results, status, dlq } = this.#options.topics;
-    return [commands, results, status, dlq];
+    const { commands, results, status, dlq, unparsedCallbacks } = this.#options.topics;
+    return [commands, results, status, dlq, unparsedCallbacks];
   }
 
   async #ensureTopics(admin: Admin): Promise<void> {

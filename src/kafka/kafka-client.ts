@@ -148,6 +148,31 @@ function toKafkaMessages(records: readonly OutboundRecord[]) {
   return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
 }
 
+/** Polls the metadata of `topics` until every one has its leaders, at most `timeoutMs`. */
+async function waitForTopicMetadata(
+  admin: Admin,
+  topics: readonly string[],
+  timeoutMs = 30_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const metadata = await admin.fetchTopicMetadata({ topics: [...topics] });
+      const led = metadata.topics.every(
+        (topic) =>
+          topic.partitions.length > 0 &&
+          topic.partitions.every((partition) => partition.leader >= 0),
+      );
+      if (led) return;
+    } catch (error: unknown) {
+      const type = (error as { type?: unknown }).type;
+      if (type !== 'UNKNOWN_TOPIC_OR_PARTITION' && type !== 'LEADER_NOT_AVAILABLE') throw error;
+    }
+    if (Date.now() > deadline) throw new Error(`topics ${topics.join(', ')} have no leaders yet`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 /** Sends records with acks from all in-sync replicas; idempotent, so a retry writes no duplicate. */
 export class RecordProducer {
   readonly #producer: Producer;
@@ -509,15 +534,26 @@ export class KafkaClient {
       const existing = new Set(await admin.listTopics());
       const missing = specs.filter((s) => !existing.has(s.topic));
       if (missing.length === 0) return;
-      await admin.createTopics({
-        waitForLeaders: true,
-        topics: missing.map((s) => ({
-          topic: s.topic,
-          numPartitions: s.partitions,
-          replicationFactor: s.replicationFactor,
-          configEntries: Object.entries(s.config ?? {}).map(([name, value]) => ({ name, value })),
-        })),
-      });
+      try {
+        await admin.createTopics({
+          waitForLeaders: true,
+          topics: missing.map((s) => ({
+            topic: s.topic,
+            numPartitions: s.partitions,
+            replicationFactor: s.replicationFactor,
+            configEntries: Object.entries(s.config ?? {}).map(([name, value]) => ({ name, value })),
+          })),
+        });
+      } catch (error: unknown) {
+        // kafkajs waits for the new topics' leaders but retries only LEADER_NOT_AVAILABLE: a
+        // broker whose metadata has not caught up with its controller yet answers
+        // UNKNOWN_TOPIC_OR_PARTITION, and the wait gives up although the topics were created.
+        if ((error as { type?: unknown }).type !== 'UNKNOWN_TOPIC_OR_PARTITION') throw error;
+        await waitForTopicMetadata(
+          admin,
+          missing.map((s) => s.topic),
+        );
+      }
     } catch (error: unknown) {
       this.#options.onError?.('admin', 'create_topics');
       // Another replica may have created them between list and create.

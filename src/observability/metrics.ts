@@ -21,6 +21,8 @@ export type ResultStage = 'validation' | 'upstream' | 'transport';
 export type CallbackOutcome =
   | 'published'
   | 'duplicate'
+  /** Not readable as a status event: written raw to the unparsed-callbacks topic. */
+  | 'unparsed'
   | 'rejected'
   | 'unauthorized'
   | 'unavailable'
@@ -48,6 +50,7 @@ export const envelopeOutcomes: readonly EnvelopeOutcome[] = [
 export const callbackOutcomes: readonly CallbackOutcome[] = [
   'published',
   'duplicate',
+  'unparsed',
   'rejected',
   'unauthorized',
   'unavailable',
@@ -210,7 +213,7 @@ export function createMetrics(registry: Registry = new Registry()): FerryMetrics
     }),
     callbacks: new Counter({
       name: 'ferry_callbacks_total',
-      help: 'Status callbacks received, by status and outcome (published, duplicate, rejected, unauthorized, unavailable, not_found).',
+      help: 'Status callbacks received, by status and outcome (published, duplicate, unparsed, rejected, unauthorized, unavailable, not_found).',
       labelNames: ['status', 'outcome'] as const,
       registers,
     }),

@@ -27,6 +27,8 @@ export interface InvalidCommand {
   readonly error: string;
   /** Bounded label for metrics. */
   readonly rule: string;
+  /** Path of the offending field (`pipeline[0]`, `sms.signature`) when one field broke the rule. */
+  readonly field?: string;
   /** Not JSON or not an object: besides its result, the record goes to the dead-letter topic, since no one can fix it by reading the result alone. */
   readonly unreadable: boolean;
 }
@@ -44,6 +46,15 @@ export const DEFAULT_COMMAND_MAX_BYTES = 1024 * 1024;
  */
 export const DEFAULT_COMMAND_MAX_DEPTH = 32;
 
+/**
+ * Adds fields to an operation before it is sent (hook injection), knowing the command's
+ * transport and record headers; returns true when it added any.
+ */
+export type PrepareOperation = (
+  operation: Record<string, unknown>,
+  context: { readonly transport: Transport; readonly headers: Readonly<Record<string, string>> },
+) => boolean;
+
 export interface CommandReaderOptions {
   readonly defaultTransport: Transport;
   /** Transports that have an endpoint configured. */
@@ -53,7 +64,7 @@ export interface CommandReaderOptions {
    * added any. The added fields are spliced into the record's own text; it must not change
    * the fields the operation already has.
    */
-  readonly prepare?: (operation: Record<string, unknown>) => boolean;
+  readonly prepare?: PrepareOperation;
   /** Record values longer than this are refused unparsed (FERRY_COMMAND_MAX_BYTES). */
   readonly maxBytes?: number;
   /** Record values nesting objects and arrays deeper than this are refused unparsed (FERRY_COMMAND_MAX_DEPTH). */
@@ -69,8 +80,17 @@ function invalid(
   rule: string,
   unreadable: boolean,
   operation?: Record<string, unknown>,
+  field?: string,
 ): InvalidCommand {
-  const base = { kind: 'invalid' as const, record, transport, error, rule, unreadable };
+  const base = {
+    kind: 'invalid' as const,
+    record,
+    transport,
+    error,
+    rule,
+    unreadable,
+    ...(field ? { field } : {}),
+  };
   if (!operation) return base;
   return { ...base, type: operation.type, id: operation.id };
 }
@@ -140,7 +160,15 @@ export function readCommand(record: InboundRecord, options: CommandReaderOptions
   const operation = parsed as Record<string, unknown>;
   const checked = validateOperation(operation);
   if (!checked.ok) {
-    return invalid(record, transport, checked.message, checked.rule, false, operation);
+    return invalid(
+      record,
+      transport,
+      checked.message,
+      checked.rule,
+      false,
+      operation,
+      checked.path,
+    );
   }
   if (typeof operation.id === 'number' && Math.abs(operation.id) > Number.MAX_SAFE_INTEGER) {
     // Not a gateway rule: JSON parsers (ferry's too) lose the last digits of larger
@@ -152,6 +180,7 @@ export function readCommand(record: InboundRecord, options: CommandReaderOptions
       'range',
       false,
       operation,
+      'id',
     );
   }
   if (!options.transports.has(transport)) {
@@ -170,7 +199,11 @@ export function readCommand(record: InboundRecord, options: CommandReaderOptions
     transport,
     type: operation.type as OperationType,
     id: operation.id,
-    json: options.prepare ? prepared(text, operation, options.prepare) : text,
+    json: options.prepare
+      ? prepared(text, operation, (op) =>
+          (options.prepare as PrepareOperation)(op, { transport, headers: record.headers }),
+        )
+      : text,
   };
 }
 

@@ -1,6 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import PQueue from 'p-queue';
-import type { ItemOutcome, OperationType, Transport } from '../contract/index.ts';
+import {
+  answerIdOf,
+  type ItemOutcome,
+  type OperationType,
+  type Transport,
+} from '../contract/index.ts';
 import { FerryError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { FerryMetrics } from '../observability/metrics.ts';
@@ -538,7 +543,11 @@ export class Dispatcher {
     attempt: number,
   ): Promise<EnvelopeAnswer> {
     const { gateway, tracer } = this.#options;
-    const ids = targets.map((target) => target.id);
+    // A created template comes back under the gateway's own id: its answer is matched by
+    // position only. A lookup's `status` operations are answered under the id they ask for.
+    const ids = targets.map((target) =>
+      kind === 'send' ? answerIdOf(target.type, target.id) : target.id,
+    );
     if (!tracer) return gateway.sendEnvelope(transport, operations, ids, this.#abort.signal);
     const call = tracer.http(
       targets.map((target) => target.span),

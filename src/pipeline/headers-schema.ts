@@ -4,7 +4,7 @@
  * record's own value (bytes, unchanged or cut), so its contract is in its headers.
  */
 import type { JsonSchema } from '../json/record-schema.ts';
-import { resultErrorCodes } from './result-schema.ts';
+import { errorCodes } from './result.ts';
 
 /** W3C trace context, copied from the command to what ferry writes about it. */
 const traceHeaders: Record<string, JsonSchema> = {
@@ -81,7 +81,7 @@ export const deadLetterHeadersSchema: JsonSchema = {
     },
     'ferry-error-code': {
       type: 'string',
-      enum: resultErrorCodes,
+      enum: errorCodes,
       description: "The result's `code` (older dead letters may lack it).",
     },
     ...traceHeaders,

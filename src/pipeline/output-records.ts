@@ -6,9 +6,17 @@
  * transaction on every retry, and the partition would never move again.
  */
 import type { InboundRecord, OutboundRecord } from '../kafka/kafka-client.ts';
+import {
+  propagatedHeaders,
+  withoutInvalidTraceContext,
+} from '../observability/propagated-headers.ts';
 import type { Command } from './command.ts';
 import type { Delivery } from './dispatcher.ts';
-import { INTERNAL_RULE, internalErrorResult, type Result } from './result.ts';
+import { type ErrorCode, INTERNAL_RULE, internalErrorResult, type Result } from './result.ts';
+import { PREVIEW_CHARS, previewOf } from './value-preview.ts';
+
+// Kept importable from here, where records are built and previews were first needed.
+export { PREVIEW_CHARS, previewJson, previewOf } from './value-preview.ts';
 
 /**
  * FERRY_RECORD_MAX_BYTES default: below the broker's default `max.message.bytes`
@@ -16,8 +24,8 @@ import { INTERNAL_RULE, internalErrorResult, type Result } from './result.ts';
  */
 export const DEFAULT_RECORD_MAX_BYTES = 1_000_000;
 
-/** Characters a preview keeps of a field that had to be cut. */
-export const PREVIEW_CHARS = 1000;
+/** The dead-letter header holding the same `code` as the command's result. */
+export const ERROR_CODE_HEADER = 'ferry-error-code';
 
 /** Characters of the `ferry-error` header of a dead letter, at most. */
 const ERROR_HEADER_CHARS = 1000;
@@ -45,92 +53,6 @@ function fits(text: string, maxBytes: number): boolean {
   return Buffer.byteLength(text, 'utf8') <= maxBytes;
 }
 
-type Frame =
-  | { readonly array: readonly unknown[]; index: number }
-  | { readonly object: Record<string, unknown>; readonly keys: readonly string[]; index: number };
-
-function primitiveJson(value: unknown, maxChars: number): string {
-  switch (typeof value) {
-    case 'string':
-      return JSON.stringify(value.length > maxChars ? value.slice(0, maxChars) : value);
-    case 'number':
-      return Number.isFinite(value) ? String(value) : 'null';
-    case 'boolean':
-      return String(value);
-    case 'bigint':
-      return value.toString();
-    default:
-      return 'null';
-  }
-}
-
-/**
- * The first `maxChars` characters of a value's JSON text, written with an explicit stack
- * (no recursion, so any depth works) and stopping as soon as enough is written (so a huge
- * value costs no more than its beginning). Never throws.
- */
-export function previewJson(value: unknown, maxChars: number): string {
-  try {
-    let out = '';
-    const stack: Frame[] = [];
-    let pending = true;
-    let next: unknown = value;
-    while (out.length < maxChars) {
-      if (pending) {
-        pending = false;
-        if (Array.isArray(next)) {
-          out += '[';
-          stack.push({ array: next, index: 0 });
-        } else if (typeof next === 'object' && next !== null) {
-          out += '{';
-          const object = next as Record<string, unknown>;
-          stack.push({ object, keys: Object.keys(object), index: 0 });
-        } else {
-          out += primitiveJson(next, maxChars);
-        }
-        continue;
-      }
-      const frame = stack[stack.length - 1];
-      if (!frame) break;
-      if ('array' in frame) {
-        if (frame.index < frame.array.length) {
-          if (frame.index > 0) out += ',';
-          next = frame.array[frame.index];
-          frame.index += 1;
-          pending = true;
-        } else {
-          out += ']';
-          stack.pop();
-        }
-      } else if (frame.index < frame.keys.length) {
-        const key = frame.keys[frame.index] as string;
-        out += `${frame.index > 0 ? ',' : ''}${primitiveJson(key, maxChars)}:`;
-        next = frame.object[key];
-        frame.index += 1;
-        pending = true;
-      } else {
-        out += '}';
-        stack.pop();
-      }
-    }
-    return out.length > maxChars ? out.slice(0, maxChars) : out;
-  } catch {
-    return '';
-  }
-}
-
-/**
- * What a cut field holds instead: a string keeps its beginning; any other value becomes a
- * string holding the beginning of its JSON text. `…` marks that something was left out.
- */
-export function previewOf(value: unknown, maxChars = PREVIEW_CHARS): string {
-  if (typeof value === 'string') {
-    return value.length > maxChars ? `${value.slice(0, maxChars)}…` : value;
-  }
-  const text = previewJson(value, maxChars + 1);
-  return text.length > maxChars ? `${text.slice(0, maxChars)}…` : text;
-}
-
 /**
  * A result as the value of its record, at most `maxBytes` bytes of UTF-8. Never throws.
  * When the whole result cannot be encoded or is too large, each large field (or one that
@@ -154,6 +76,7 @@ export function encodeResult(result: Result, maxBytes: number): string {
   return JSON.stringify({
     success: result.success === true,
     error: 'the result did not fit FERRY_RECORD_MAX_BYTES',
+    ...(result.code === undefined ? {} : { code: String(result.code) }),
     stage: String(result.stage),
     transport: String(result.transport),
     attempts: Number(result.attempts) || 0,
@@ -173,17 +96,24 @@ function boundedKey(key: Buffer | null, maxBytes: number): { key: Buffer | null;
   return { key: key.subarray(0, budget), cut: true };
 }
 
-/** The result record of a command, keyed like the command; never over `maxBytes`. */
+/**
+ * The result record of a command, keyed like the command, with the command's allow-listed
+ * trace and correlation headers (`propagate`, lower-case names); never over `maxBytes`.
+ */
 export function resultRecord(
   topic: string,
   record: InboundRecord,
   result: Result,
   maxBytes: number,
+  propagate: readonly string[] = [],
 ): OutboundRecord {
   const { key, cut } = boundedKey(record.key, maxBytes);
-  const valueBudget = maxBytes - (key?.length ?? 0);
+  let headers = propagatedHeaders(record.headers, propagate);
+  // Bounded per value, but a cap set very low must still leave the value its room.
+  if (headerBytes(headers) > keyBudget(maxBytes)) headers = {};
+  const valueBudget = maxBytes - (key?.length ?? 0) - headerBytes(headers);
   const value = encodeResult(cut ? { ...result, truncated: true } : result, valueBudget);
-  return { topic, key, value };
+  return Object.keys(headers).length === 0 ? { topic, key, value } : { topic, key, value, headers };
 }
 
 function headerBytes(headers: Readonly<Record<string, string>>): number {
@@ -195,8 +125,8 @@ function headerBytes(headers: Readonly<Record<string, string>>): number {
 }
 
 /**
- * The dead letter of a command record: its key, value and headers plus `ferry-error` and
- * the source topic, partition and offset. When it would exceed `maxBytes` (key + value +
+ * The dead letter of a command record: its key, value and headers plus `ferry-error`, the
+ * result's `code` as `ferry-error-code`, and the source topic, partition and offset. When it would exceed `maxBytes` (key + value +
  * headers), the value is cut to what fits (an overlong key, or source headers taking more
  * than a quarter of the cap, are cut or dropped too) and headers `ferry-truncated: true`
  * and `ferry-original-bytes: <value bytes>` say so; the whole record stays in the commands
@@ -208,15 +138,22 @@ export function deadLetterRecord(
   error: string,
   maxBytes: number,
   delivery: Delivery,
+  code?: ErrorCode,
 ): OutboundRecord {
   const ferryHeaders: Record<string, string> = {
     'ferry-error': error.length > ERROR_HEADER_CHARS ? previewOf(error, ERROR_HEADER_CHARS) : error,
+    ...(code === undefined ? {} : { [ERROR_CODE_HEADER]: code }),
     'ferry-delivery': delivery,
     'ferry-source-topic': record.topic,
     'ferry-source-partition': String(record.partition),
     'ferry-source-offset': record.offset,
   };
-  let headers: Record<string, string> = { ...record.headers, ...ferryHeaders };
+  // Every header of the command stays (a replay sends it again with them), except trace
+  // context that is not valid W3C syntax.
+  let headers: Record<string, string> = {
+    ...withoutInvalidTraceContext(record.headers),
+    ...ferryHeaders,
+  };
   let truncated = false;
   let bytes = headerBytes(headers);
   if (bytes > keyBudget(maxBytes)) {
@@ -267,17 +204,19 @@ function internalRecords(
   record: InboundRecord,
   result: Result,
   maxBytes: number,
+  propagate: readonly string[],
 ): OutboundRecord[] {
   const error = result.error ?? 'internal error';
   try {
     return [
-      resultRecord(topics.results, record, result, maxBytes),
+      resultRecord(topics.results, record, result, maxBytes, propagate),
       // Built after the command's trip, whatever it was: whether it was sent is unknown.
-      deadLetterRecord(topics.dlq, record, error, maxBytes, 'in_doubt'),
+      deadLetterRecord(topics.dlq, record, error, maxBytes, 'in_doubt', 'internal'),
     ];
   } catch {
     const source = {
       'ferry-error': error,
+      [ERROR_CODE_HEADER]: 'internal',
       'ferry-delivery': 'in_doubt',
       'ferry-source-topic': String(record.topic),
       'ferry-source-partition': String(record.partition),
@@ -314,9 +253,12 @@ export function buildOutputRecords(
     readonly topics: OutputTopics;
     readonly maxBytes: number;
     readonly onInternalError: (command: Command, error: unknown) => void;
+    /** Lower-case command header names copied to each result (FERRY_PROPAGATE_HEADERS). */
+    readonly propagateHeaders?: readonly string[];
   },
 ): OutputRecords {
   const { topics, maxBytes } = options;
+  const propagate = options.propagateHeaders ?? [];
   const records: OutboundRecord[] = [];
   const results: Result[] = [];
   const deadLetterReasons: string[] = [];
@@ -326,7 +268,7 @@ export function buildOutputRecords(
     let reason: string | undefined;
     try {
       result = resultOf(command, index);
-      own = [resultRecord(topics.results, command.record, result, maxBytes)];
+      own = [resultRecord(topics.results, command.record, result, maxBytes, propagate)];
       reason = deadLetterReason(command, result);
       if (reason !== undefined) {
         own.push(
@@ -337,6 +279,7 @@ export function buildOutputRecords(
             maxBytes,
             // An unreadable record was never sent.
             result.delivery ?? 'unsent',
+            result.code,
           ),
         );
       }
@@ -348,7 +291,7 @@ export function buildOutputRecords(
       }
       result = internalErrorResult(command.transport, errorText(error));
       reason = INTERNAL_RULE;
-      own = internalRecords(topics, command.record, result, maxBytes);
+      own = internalRecords(topics, command.record, result, maxBytes, propagate);
     }
     records.push(...own);
     results.push(result);

@@ -16,7 +16,7 @@ import type { GatewayClient } from '../upstream/gateway-client.ts';
 import { pause, unlessAborted } from './abortable.ts';
 import { BatchTrace } from './batch-trace.ts';
 import { Batcher } from './batcher.ts';
-import type { Command, CommandReaderOptions, ValidCommand } from './command.ts';
+import type { Command, CommandReaderOptions, PrepareOperation, ValidCommand } from './command.ts';
 import { CommitMetrics } from './commit-metrics.ts';
 import {
   Dispatcher,
@@ -77,7 +77,9 @@ export interface PipelineOptions {
   /** After `Access denied`, try sending again after this long; 0 waits for an operator. */
   readonly accessDeniedRetryMs: number;
   /** Adds fields to an operation before it is sent (hook injection). */
-  readonly prepare?: (operation: Record<string, unknown>) => boolean;
+  readonly prepare?: PrepareOperation;
+  /** Lower-case command header names copied to its result record (FERRY_PROPAGATE_HEADERS). */
+  readonly propagateHeaders?: readonly string[];
   /**
    * Commands read and not yet committed, at most; past it fetching pauses until half
    * of them are done (backpressure: memory stays bounded whatever the partition count).
@@ -508,6 +510,7 @@ export class Pipeline implements PipelineControl {
         topics: this.#options.topics,
         maxBytes: this.#options.recordMaxBytes,
         onInternalError: (command, error) => this.#internalError('output', command.record, error),
+        propagateHeaders: this.#options.propagateHeaders ?? [],
       },
     );
     // Offsets past this batch that an earlier owner may have sent stay in doubt; the

@@ -4,32 +4,18 @@
  */
 import { everyValue, type JsonSchema, recordSchema, sometimes } from '../json/record-schema.ts';
 import type { Delivery } from './dispatcher.ts';
-import type { Result, Stage } from './result.ts';
+import { errorCodes, type Result, type Stage } from './result.ts';
 
 const stages = everyValue<Stage>()(['validation', 'upstream', 'transport']);
 const deliveries = everyValue<Delivery>()(['unsent', 'in_doubt']);
 const transports = everyValue<Result['transport']>()(['sync', 'async']);
 
-/**
- * The machine-readable class of a failure, next to the human `error`. Published here ahead
- * of the code that fills it in: readers must accept results without it.
- */
-export const resultErrorCodes = [
-  'validation',
-  'too_large',
-  'internal',
-  'gateway_item_error',
-  'gateway_rejected',
-  'access_denied',
-  'transport',
-  'in_doubt',
-] as const;
 
 /** A value that becomes a string preview of its JSON text when the record had to be cut. */
 const previewNote = 'When `truncated` is true this may instead be a string preview of its JSON.';
 
 /** The schema of a `ferry.results` record value. */
-export const resultSchema: JsonSchema = recordSchema<Result, 'code' | 'field'>()(
+export const resultSchema: JsonSchema = recordSchema<Result>()(
   {
     title: 'ferry result',
     description:
@@ -123,14 +109,14 @@ export const resultSchema: JsonSchema = recordSchema<Result, 'code' | 'field'>()
     }),
     code: sometimes({
       type: 'string',
-      enum: resultErrorCodes,
+      enum: errorCodes,
       description:
-        'The class of the failure, for programs: present whenever `success` is false (older records may lack it).',
+        'The class of the failure, for programs: present whenever `success` is false.',
     }),
     field: sometimes({
       type: 'string',
       description:
-        'Validation failures only, when known: the dotted path of the offending field (`viber_carousel.0.image`).',
+        'Validation failures of one field only: the path of the offending field (`sms_lifetime`, `pipeline[1]`, `viber_carousel[0].image`).',
     }),
   },
 );

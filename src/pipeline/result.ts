@@ -8,12 +8,41 @@ import type { Delivery, SendOutcome } from './dispatcher.ts';
  */
 export type Stage = 'validation' | 'upstream' | 'transport';
 
+/**
+ * Why a command failed, for programs (README, Topics and records: error codes); present
+ * whenever `success` is false, next to the human `error` text.
+ * - `validation`: broke a contract rule, or its record is not a JSON object; never sent
+ * - `too_large`: its record is over FERRY_COMMAND_MAX_BYTES; never sent
+ * - `internal`: ferry failed on it (a bug); whether it was sent is unknown
+ * - `gateway_item_error`: the gateway answered its item with `success` false
+ * - `gateway_rejected`: the gateway refused the whole envelope, or has its id for another message
+ * - `access_denied`: the gateway refused the API key (ferry waits instead; kept for readers)
+ * - `transport`: gave up after retries, and the gateway never got it (`delivery: unsent`)
+ * - `in_doubt`: gave up after retries, and the gateway may have it (`delivery: in_doubt`)
+ */
+export const errorCodes = [
+  'validation',
+  'too_large',
+  'internal',
+  'gateway_item_error',
+  'gateway_rejected',
+  'access_denied',
+  'transport',
+  'in_doubt',
+] as const;
+export type ErrorCode = (typeof errorCodes)[number];
+
 /** The value of a result record: exactly one per command record. */
 export interface Result {
   id?: unknown;
   type?: unknown;
   success: boolean;
+  /** Human text; the gateway's own words, unchanged, when the gateway gave them. */
   error?: string;
+  /** Machine-readable reason; set exactly when `success` is false. */
+  code?: ErrorCode;
+  /** The offending field's path (`phones[0]`, `viber.signature`), for validation failures. */
+  field?: string;
   stage: Stage;
   transport: Transport;
   msg_id?: unknown;
@@ -54,6 +83,13 @@ function base(command: Command, success: boolean, stage: Stage, attempts: number
 export function validationResult(command: Command & { kind: 'invalid' }): Result {
   const result = base(command, false, 'validation', 0);
   result.error = command.error;
+  result.code =
+    command.rule === INTERNAL_RULE
+      ? 'internal'
+      : command.rule === 'too_large'
+        ? 'too_large'
+        : 'validation';
+  if (command.field !== undefined) result.field = command.field;
   return result;
 }
 
@@ -70,6 +106,7 @@ export function internalErrorResult(transport: Transport, message: string): Resu
   return {
     success: false,
     error: `${INTERNAL_ERROR_PREFIX}${message}`,
+    code: 'internal',
     stage: 'validation',
     transport,
     attempts: 0,
@@ -86,12 +123,14 @@ export function sendResult(
     case 'transport': {
       const result = base(command, false, 'transport', outcome.attempts);
       result.error = outcome.error;
+      result.code = outcome.delivery === 'in_doubt' ? 'in_doubt' : 'transport';
       result.delivery = outcome.delivery;
       return result;
     }
     case 'rejected': {
       const result = base(command, false, 'upstream', outcome.attempts);
       result.error = outcome.error;
+      result.code = 'gateway_rejected';
       return result;
     }
     case 'reconciled': {
@@ -113,6 +152,7 @@ export function sendResult(
       const result = base(command, item.success, 'upstream', outcome.attempts);
       if (!item.success) {
         result.error = item.error;
+        result.code = 'gateway_item_error';
         return result;
       }
       const data = item.data;

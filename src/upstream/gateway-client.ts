@@ -1,5 +1,6 @@
 import {
   type AsyncResponse,
+  answerIdOf,
   encodeEnvelope,
   type ItemOutcome,
   readAsyncResponse,
@@ -104,7 +105,7 @@ export class GatewayClient {
     const answer = await this.sendEnvelope(
       'sync',
       [JSON.stringify(operation)],
-      [operation.id],
+      [answerIdOf(operation.type, operation.id)],
       signal,
     );
     if (answer.kind === 'rejected') {

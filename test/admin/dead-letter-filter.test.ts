@@ -17,6 +17,7 @@ test('a replay keeps the command headers, ferry-transport among them, and drops 
       'ferry-transport': 'async',
       traceparent: '00-abc-def-01',
       'ferry-error': 'x',
+      'ferry-error-code': 'transport',
       'ferry-delivery': 'unsent',
       'ferry-source-topic': 't',
       'ferry-source-partition': '0',

@@ -91,6 +91,38 @@ export class StatusCollector {
   }
 }
 
+/** Collects the records of one topic as they are (value bytes and headers), in order. */
+export class RawCollector {
+  readonly records: InboundRecord[] = [];
+  readonly #consumer: RecordConsumer;
+
+  constructor(consumer: RecordConsumer) {
+    this.#consumer = consumer;
+  }
+
+  async start(): Promise<void> {
+    await this.#consumer.start((record: InboundRecord) => {
+      this.records.push(record);
+    });
+  }
+
+  /** Resolves once at least `count` records arrived. @throws after `timeoutMs`. */
+  async waitFor(count: number, timeoutMs = 30_000): Promise<InboundRecord[]> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.records.length < count) {
+      if (Date.now() > deadline) {
+        throw new Error(`expected ${count} unparsed records, got ${this.records.length}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    return this.records;
+  }
+
+  async stop(): Promise<void> {
+    await this.#consumer.stop();
+  }
+}
+
 /** Debug lines to FERRY_TEST_LOG_FILE when test/run.ts set it, else silent. */
 export function testLogger(): Logger {
   const file = process.env.FERRY_TEST_LOG_FILE;
@@ -107,11 +139,17 @@ export interface ReceiverHarness {
   readonly metrics: FerryMetrics;
   readonly logger: Logger;
   readonly topic: string;
+  /** The unparsed-callbacks topic (one partition). */
+  readonly unparsedTopic: string;
+  /** Collects the unparsed-callbacks topic, raw (started with `collect`). */
+  readonly unparsed: RawCollector;
   /** The callback URL with the right token. */
   readonly callbackUrl: string;
   readonly collector: StatusCollector;
   /** Records in the topic now (end offset of its single partition; no transactions there). */
   recordCount(): Promise<number>;
+  /** Records in the unparsed topic now. */
+  unparsedCount(): Promise<number>;
   /** The `ferry_callbacks_total` value for these labels. */
   callbackCount(outcome: string, status?: string): Promise<number>;
 }
@@ -121,7 +159,7 @@ export interface HarnessOptions {
   readonly receiver?: Partial<
     Omit<
       CallbackReceiverOptions,
-      'server' | 'producer' | 'statusTopic' | 'token' | 'metrics' | 'logger'
+      'server' | 'producer' | 'statusTopic' | 'unparsedTopic' | 'token' | 'metrics' | 'logger'
     >
   >;
   /** Start the read_committed collector. Default true. */
@@ -143,7 +181,11 @@ export async function startReceiverHarness(
   const kafka = new KafkaClient({ brokers: options.brokers, clientId: 'callbacks-test', logger });
   cleanup.defer(() => kafka.close());
   const topic = uniqueTopic('ferry.status.test');
-  await kafka.ensureTopics([{ topic, partitions: 1, replicationFactor: 1 }]);
+  const unparsedTopic = `${topic}.unparsed`;
+  await kafka.ensureTopics([
+    { topic, partitions: 1, replicationFactor: 1 },
+    { topic: unparsedTopic, partitions: 1, replicationFactor: 1 },
+  ]);
 
   const producer = kafka.createProducer();
   await producer.connect();
@@ -154,6 +196,7 @@ export async function startReceiverHarness(
     server,
     producer,
     statusTopic: topic,
+    unparsedTopic,
     token: TEST_TOKEN,
     metrics,
     logger,
@@ -169,9 +212,17 @@ export async function startReceiverHarness(
   const collector = new StatusCollector(
     kafka.createRecordConsumer({ groupId: uniqueTopic('callbacks-test-reader'), topics: [topic] }),
   );
+  const unparsed = new RawCollector(
+    kafka.createRecordConsumer({
+      groupId: uniqueTopic('callbacks-test-unparsed'),
+      topics: [unparsedTopic],
+    }),
+  );
   if (options.collect ?? true) {
     await collector.start();
     cleanup.defer(() => collector.stop());
+    await unparsed.start();
+    cleanup.defer(() => unparsed.stop());
   }
 
   return {
@@ -183,10 +234,16 @@ export async function startReceiverHarness(
     metrics,
     logger,
     topic,
+    unparsedTopic,
+    unparsed,
     callbackUrl: `${server.url}/callbacks/${encodeURIComponent(TEST_TOKEN)}`,
     collector,
     async recordCount() {
       const offsets = await kafka.endOffsets(topic);
+      return Number(offsets.get(0) ?? '0');
+    },
+    async unparsedCount() {
+      const offsets = await kafka.endOffsets(unparsedTopic);
       return Number(offsets.get(0) ?? '0');
     },
     async callbackCount(outcome, status) {

@@ -14,6 +14,53 @@ test('every type that accepts hook gets the callback URL when it has none', () =
   }
 });
 
+test('an async pipeline gets the hook (its REJECTED callback goes there); a sync one does not', () => {
+  const sync: Record<string, unknown> = { type: 'pipeline', id: 1, pipeline: ['sms'] };
+  assert.equal(inject(sync, { transport: 'sync', headers: {} }), false);
+  assert.equal(Object.hasOwn(sync, 'hook'), false);
+  const async: Record<string, unknown> = { type: 'pipeline', id: 1, pipeline: ['sms'] };
+  assert.equal(inject(async, { transport: 'async', headers: {} }), true);
+  assert.equal(async.hook, 'https://ferry.example.com/callbacks/s3cret');
+  const own: Record<string, unknown> = { type: 'pipeline', hook: 'https://app.example/cb' };
+  assert.equal(inject(own, { transport: 'async', headers: {} }), false);
+  assert.equal(own.hook, 'https://app.example/cb');
+});
+
+test('allow-listed trace headers ride in the hook query; others and invalid ones do not', () => {
+  const carrying = createHookInjector({
+    publicUrl: 'https://ferry.example.com',
+    token: 's3cret',
+    propagateHeaders: ['traceparent', 'tracestate', 'correlation-id'],
+  });
+  const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+  const operation: Record<string, unknown> = { type: 'sms', id: 1 };
+  carrying(operation, {
+    transport: 'sync',
+    headers: {
+      traceparent,
+      tracestate: 'congo=t61rcWkgMzE,rojo=00f067aa0ba902b7',
+      'Correlation-ID': 'order 7&x=1',
+      authorization: 'Bearer secret',
+    },
+  });
+  const hook = new URL(String(operation.hook));
+  assert.equal(hook.pathname, '/callbacks/s3cret');
+  assert.deepEqual(Object.fromEntries(hook.searchParams), {
+    traceparent,
+    tracestate: 'congo=t61rcWkgMzE,rojo=00f067aa0ba902b7',
+    'correlation-id': 'order 7&x=1',
+  });
+  const invalid: Record<string, unknown> = { type: 'sms', id: 2 };
+  carrying(invalid, {
+    transport: 'sync',
+    headers: {
+      traceparent: '00-00000000000000000000000000000000-00f067aa0ba902b7-01',
+      tracestate: 'a=b',
+    },
+  });
+  assert.equal(invalid.hook, 'https://ferry.example.com/callbacks/s3cret', 'nothing to carry');
+});
+
 test('pipeline and types without hook get nothing', () => {
   for (const type of operationTypes.filter((t) => !hookOperationTypes.has(t))) {
     const operation: Record<string, unknown> = { type, id: 1 };

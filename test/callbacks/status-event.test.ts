@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
   callbackFingerprint,
+  canonicalJson,
   encodeStatusEvent,
   statusEventKey,
 } from '../../src/callbacks/status-event.ts';
@@ -24,23 +25,50 @@ test('the event key is id, else msg_id, else request_id', () => {
   assert.equal(statusEventKey({ success: true, id: null }), undefined);
 });
 
-test('fingerprints differ by key field, status and updated', () => {
-  const id7 = { field: 'id', key: '7' } as const;
-  const msg7 = { field: 'msg_id', key: '7' } as const;
-  const base = { success: true, status: 'DELIVERED', updated: '2024-01-01T00:00:00+00:00' };
-  assert.equal(callbackFingerprint(id7, base), callbackFingerprint(id7, { ...base, extra: 1 }));
-  assert.notEqual(callbackFingerprint(id7, base), callbackFingerprint(msg7, base));
-  assert.notEqual(
-    callbackFingerprint(id7, base),
-    callbackFingerprint(id7, { ...base, status: 'READ' }),
+test('the fingerprint is the whole receipt, whatever the order of its fields', () => {
+  const base = {
+    success: true,
+    id: '7',
+    msg_id: '9',
+    status: 'DELIVERED',
+    updated: '2024-01-01T00:00:00.000Z',
+    request_id: 'r-1',
+  };
+  const reordered = {
+    request_id: 'r-1',
+    updated: '2024-01-01T00:00:00.000Z',
+    status: 'DELIVERED',
+    msg_id: '9',
+    id: '7',
+    success: true,
+  };
+  assert.equal(callbackFingerprint(base), callbackFingerprint(reordered));
+  assert.equal(
+    callbackFingerprint(base),
+    callbackFingerprint({ ...base, received_at: 'ferry time is not part of it' }),
   );
+  // Two messages of one async request, or anything else that differs, are two receipts.
+  for (const other of [
+    { ...base, id: '8', msg_id: '10' },
+    { ...base, status: 'READ' },
+    { ...base, updated: '2024-01-01T00:00:01.000Z' },
+    { ...base, extra: 1 },
+    { ...base, replies: [{ datetime: '2024-01-01T00:00:02.000Z', message: 'Yes' }] },
+    { ...base, success: false },
+  ]) {
+    assert.notEqual(callbackFingerprint(base), callbackFingerprint(other), JSON.stringify(other));
+  }
   assert.notEqual(
-    callbackFingerprint(id7, base),
-    callbackFingerprint(id7, { ...base, updated: '2024-01-01T00:00:01+00:00' }),
+    callbackFingerprint({ ...base, replies: [{ message: 'a' }, { message: 'b' }] }),
+    callbackFingerprint({ ...base, replies: [{ message: 'b' }, { message: 'a' }] }),
+    'the order of replies counts; only object keys are sorted',
   );
-  assert.notEqual(
-    callbackFingerprint(id7, { success: true }),
-    callbackFingerprint(id7, { success: true, status: 'null' }),
+});
+
+test('canonical JSON sorts keys at every depth and leaves arrays in order', () => {
+  assert.equal(
+    canonicalJson({ b: [2, { d: 1, c: null }], a: 'x' }),
+    '{"a":"x","b":[2,{"c":null,"d":1}]}',
   );
 });
 

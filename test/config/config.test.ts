@@ -117,3 +117,24 @@ test('the admin and HTTP surface limits have defaults and bounds', () => {
     /FERRY_GRPC_MAX_CONCURRENT_STREAMS: must be between 1 and 10000, got 0/,
   );
 });
+
+test('the unparsed-callbacks topic and the propagated headers have defaults and can be set', () => {
+  const config = readConfig(minimal);
+  assert.equal(config.FERRY_TOPIC_UNPARSED_CALLBACKS, 'ferry.callbacks.unparsed');
+  assert.deepEqual(config.FERRY_PROPAGATE_HEADERS, ['traceparent', 'tracestate', 'correlation-id']);
+  assert.deepEqual(
+    readConfig({ ...minimal, FERRY_PROPAGATE_HEADERS: 'TraceParent, X-Request-Id,traceparent' })
+      .FERRY_PROPAGATE_HEADERS,
+    ['traceparent', 'x-request-id'],
+    'lower-cased, repeats dropped',
+  );
+  assert.deepEqual(
+    readConfig({ ...minimal, FERRY_PROPAGATE_HEADERS: 'none' }).FERRY_PROPAGATE_HEADERS,
+    [],
+  );
+  assert.throws(
+    () => readConfig({ ...minimal, FERRY_PROPAGATE_HEADERS: 'traceparent,bad name' }),
+    (error: unknown) =>
+      error instanceof ConfigError && /FERRY_PROPAGATE_HEADERS: .*"bad name"/.test(error.message),
+  );
+});

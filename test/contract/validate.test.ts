@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
+  bracketPath,
   INVALID_MESSAGE_TYPE,
   type OperationType,
   operationTypes,
@@ -41,8 +42,9 @@ function assertCase(result: ValidationResult<unknown>, row: Case): void {
   assert.equal(result.rule, row.fails.rule);
   const message = row.fails.message;
   if (message !== undefined) assert.equal(result.message, message);
-  // The message always names the field, then the rule text.
-  if (result.field !== '') assert.ok(result.message.startsWith(`${result.field}: `));
+  // The message names the field, then the rule text; the gateway's own texts stay verbatim.
+  if (result.field !== '' && result.message !== INVALID_MESSAGE_TYPE)
+    assert.ok(result.message.startsWith(`${result.field}: `));
 }
 
 function runTable(
@@ -89,9 +91,9 @@ runTable(
       fails: { field: 'type', rule: 'json_type', message: 'type: must be a string' },
     },
     {
-      name: 'whatsapp as a type fails with the gateway text',
+      name: 'whatsapp as a type fails with exactly the gateway text, no field prefix',
       value: { type: 'whatsapp', id: 1, phone: 79001234567 },
-      fails: { field: 'type', rule: 'invalid_type', message: `type: ${INVALID_MESSAGE_TYPE}` },
+      fails: { field: 'type', rule: 'invalid_type', message: INVALID_MESSAGE_TYPE },
     },
     {
       name: 'an unknown type fails and lists the allowed ones',
@@ -750,8 +752,17 @@ runTable(
       fails: { field: 'pipeline.2', rule: 'duplicate', message: 'pipeline.2: must not repeat sms' },
     },
     {
-      name: 'an empty pipeline passes (no minimum stated)',
+      name: 'an empty pipeline fails: a request over no channel can deliver nothing',
       value: op('pipeline', { pipeline: [] }),
+      fails: {
+        field: 'pipeline',
+        rule: 'min_items',
+        message: 'pipeline: must have at least 1 item',
+      },
+    },
+    {
+      name: 'one channel is enough',
+      value: op('pipeline', { pipeline: ['sms'] }),
     },
     {
       name: 'phone is required',
@@ -1171,5 +1182,22 @@ describe('validateOperation speed', () => {
     // 30,000 operations; measured at a few milliseconds, so the bound only catches a
     // regression by orders of magnitude, not machine noise.
     assert.ok(elapsedMs < 1000, `took ${elapsedMs.toFixed(1)} ms`);
+  });
+});
+
+describe('failure paths in bracket form', () => {
+  test('array positions become [n], object fields stay dotted', () => {
+    assert.equal(bracketPath('viber_carousel.0.image'), 'viber_carousel[0].image');
+    assert.equal(bracketPath('replies.12.media.url'), 'replies[12].media.url');
+    assert.equal(bracketPath('pipeline.1'), 'pipeline[1]');
+    assert.equal(bracketPath('sms.signature'), 'sms.signature');
+    assert.equal(bracketPath(''), '');
+  });
+
+  test('a failure carries both forms', () => {
+    const result = validateOperation(op('pipeline', { pipeline: ['sms', 'email'] }));
+    assert.equal(result.ok, false);
+    if (result.ok) return;
+    assert.deepEqual([result.field, result.path], ['pipeline.1', 'pipeline[1]']);
   });
 });

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import {
   readAsyncResponse,
   readSyncResponse,
+  validateOperation,
   validateStatusCallback,
 } from '../../src/contract/index.ts';
 import {
@@ -247,6 +248,12 @@ test('invalid, unknown-alpha-name and whatsapp items fail alone, in order, witho
   ]);
   assert.deepEqual(summary?.[2], [false, 'Error in Alpha-name', 3]);
   assert.deepEqual(summary?.[3], [false, 'Invalid message type', 4]);
+  const refusedByFerry = validateOperation({ type: 'whatsapp', id: 4, phone: PHONE });
+  assert.equal(
+    refusedByFerry.ok ? '' : refusedByFerry.message,
+    summary?.[3]?.[1],
+    'ferry refuses whatsapp with the very words the gateway uses',
+  );
   assert.deepEqual(summary?.[4], [false, 'Invalid message type', 5]);
   assert.equal(summary?.[5]?.[0], false);
   assert.match(String(summary?.[5]?.[1]), /^phone: /);

@@ -83,6 +83,8 @@ export function loopbackEnv(options: LoopbackEnvOptions): Record<string, string>
     FERRY_TOPIC_RESULTS: topics.results,
     FERRY_TOPIC_STATUS: topics.status,
     FERRY_TOPIC_DLQ: topics.dlq,
+    // Named after the status topic: unique per test like it, with no new field to pass.
+    FERRY_TOPIC_UNPARSED_CALLBACKS: `${topics.status}.unparsed`,
     FERRY_API_KEY: options.apiKey,
     FERRY_SYNC_BASE_URL: options.gatewayUrl,
     FERRY_ASYNC_BASE_URL: options.gatewayUrl,

@@ -35,7 +35,7 @@ test('a callback becomes one status event, acknowledged only after Kafka has it'
   const [event] = await h.collector.waitFor(1);
   assert.equal(event?.key, '1001');
   const { received_at: receivedAt, ...fields } = event?.value ?? {};
-  assert.deepEqual(fields, callback);
+  assert.deepEqual(fields, { ...callback, updated: '2024-05-01T10:00:00.000Z' }, 'UTC ISO time');
   assert.match(String(receivedAt), ISO_UTC);
   assert.equal(await h.callbackCount('published', 'DELIVERED'), 1);
 });
@@ -93,8 +93,16 @@ test('Viber replies with media and voice reply/duration reach the topic intact',
     const { received_at: _receivedAt, ...rest } = value ?? {};
     return rest;
   };
-  assert.deepEqual(strip(events[0]?.value), viber);
-  assert.deepEqual(strip(events[1]?.value), voice);
+  // Everything kept; only the times are written as UTC ISO.
+  assert.deepEqual(strip(events[0]?.value), {
+    ...viber,
+    updated: '2024-05-01T08:00:00.000Z',
+    replies: [
+      { ...viber.replies[0], datetime: '2024-05-01T08:00:01.000Z' },
+      { ...viber.replies[1], datetime: '2024-05-01T08:00:02.000Z' },
+    ],
+  });
+  assert.deepEqual(strip(events[1]?.value), { ...voice, updated: '2024-05-01T10:00:00.000Z' });
 });
 
 test('a wrong or missing token gets 404 and writes nothing', async (t) => {
@@ -116,41 +124,40 @@ test('a wrong or missing token gets 404 and writes nothing', async (t) => {
   assert.equal(await h.callbackCount('unauthorized'), 2 + 1);
 });
 
-test('a body that is not application/json gets 415', async (t) => {
-  const h = await startReceiverHarness(t, { brokers, collect: false });
-  const body = JSON.stringify({ success: true, id: '1' });
-  for (const contentType of [
+test('a JSON body is a status event whatever its Content-Type, or without one', async (t) => {
+  const h = await startReceiverHarness(t, { brokers });
+  const contentTypes = [
     undefined,
     'text/plain',
     'application/jsonx',
     'application/json; charset=latin1',
-  ]) {
+    'Application/JSON; charset="UTF-8"',
+  ];
+  for (const [index, contentType] of contentTypes.entries()) {
+    const body = JSON.stringify({ success: true, id: String(index), status: 'DELIVERED' });
     const headers: Record<string, string> = { 'content-length': String(body.length) };
     if (contentType !== undefined) headers['content-type'] = contentType;
     const answer = await rawPost(h.callbackUrl, { headers, chunks: [body] });
-    assert.equal(answer.status, 415, String(contentType));
-    assert.match(JSON.parse(answer.body).error, /Content-Type/);
+    assert.equal(answer.status, 200, String(contentType));
+    assert.deepEqual(JSON.parse(answer.body), { success: true });
   }
-  const accepted = await postJson(h.callbackUrl, body, {
-    'content-type': 'Application/JSON; charset="UTF-8"',
-  });
-  assert.equal(accepted.status, 200);
-  assert.equal(await h.recordCount(), 1);
+  const events = await h.collector.waitFor(contentTypes.length);
+  assert.deepEqual(
+    events.map((e) => e.key),
+    ['0', '1', '2', '3', '4'],
+  );
+  assert.equal(await h.unparsedCount(), 0);
 });
 
-test('bad bodies get 400 naming the problem, and the receiver keeps working', async (t) => {
-  // A body limit far above the deep body's size: the depth check alone must refuse it.
-  const h = await startReceiverHarness(t, {
-    brokers,
-    collect: false,
-    receiver: { maxBodyBytes: 1024 * 1024 },
-  });
+test('bodies that are no status event are kept raw, answered 200, and the receiver keeps working', async (t) => {
+  // A body limit far above the deep body's size: the depth check alone must stop parsing.
+  const h = await startReceiverHarness(t, { brokers, receiver: { maxBodyBytes: 1024 * 1024 } });
   const cases: [string, string, RegExp][] = [
-    ['empty body', '', /not valid JSON/],
-    ['malformed JSON', '{"success":true', /not valid JSON/],
-    ['not an object', '[1,2,3]', /./],
-    ['a JSON string', '"hello"', /./],
-    ['null', 'null', /./],
+    ['empty body', '', /empty/],
+    ['malformed JSON', '{"success":true', /not JSON/],
+    ['not an object', '[1,2,3]', /not a JSON object/],
+    ['a JSON string', '"hello"', /not a JSON object/],
+    ['null', 'null', /not a JSON object/],
     ['success missing', '{"id":"1"}', /success/],
     ['success of the wrong type', '{"success":"yes","id":"1"}', /success/],
     ['duration of the wrong type', '{"success":true,"id":"1","duration":"long"}', /duration/],
@@ -173,21 +180,26 @@ test('bad bodies get 400 naming the problem, and the receiver keeps working', as
       `{"success":true,"id":"1","x":${'{"a":'.repeat(40)}1${'}'.repeat(40)}}`,
       /nested deeper/,
     ],
-    ['no identifier at all', '{"success":true,"status":"DELIVERED"}', /id, msg_id or request_id/],
+    [
+      'no identifier at all',
+      '{"success":true,"status":"DELIVERED"}',
+      /none of id, msg_id, request_id/,
+    ],
   ];
   for (const [name, body] of cases) {
     const answer = await postJson(h.callbackUrl, body);
-    assert.equal(answer.status, 400, name);
-    const reason = JSON.parse(answer.body).error as string;
-    assert.equal(typeof reason, 'string', name);
-    assert.ok(reason.length < 200, name);
+    assert.equal(answer.status, 200, name);
+    assert.deepEqual(JSON.parse(answer.body), { success: true, unparsed: true }, name);
   }
-  for (const [name, body, pattern] of cases) {
+  // Sent again, each is recognised: written once.
+  for (const [name, body] of cases) {
     const answer = await postJson(h.callbackUrl, body);
-    assert.match(JSON.parse(answer.body).error, pattern, name);
+    assert.deepEqual(
+      JSON.parse(answer.body),
+      { success: true, unparsed: true, duplicate: true },
+      name,
+    );
   }
-  assert.equal(({} as Record<string, unknown>).polluted, undefined);
-
   const invalidUtf8 = Buffer.concat([
     Buffer.from('{"success":true,"id":"'),
     Buffer.from([0xff, 0xfe]),
@@ -197,29 +209,45 @@ test('bad bodies get 400 naming the problem, and the receiver keeps working', as
     headers: { 'content-type': 'application/json', 'content-length': String(invalidUtf8.length) },
     chunks: [invalidUtf8],
   });
-  assert.equal(utf8Answer.status, 400);
-  assert.match(utf8Answer.body, /UTF-8/);
+  assert.equal(utf8Answer.status, 200);
+  assert.equal(({} as Record<string, unknown>).polluted, undefined);
 
-  assert.equal(await h.recordCount(), 0);
-  assert.equal(await h.callbackCount('rejected'), cases.length * 2 + 1);
+  const records = await h.unparsed.waitFor(cases.length + 1);
+  assert.equal(await h.unparsedCount(), cases.length + 1, 'each exactly once');
+  for (const [index, [name, body, reason]] of cases.entries()) {
+    const record = records[index];
+    assert.equal(record?.value?.toString('utf8') ?? '', body, `${name}: the bytes as received`);
+    assert.equal(record?.key, null);
+    assert.equal(record?.headers['ferry-content-type'], 'application/json', name);
+    assert.match(String(record?.headers['ferry-received-at']), ISO_UTC, name);
+    assert.match(String(record?.headers['ferry-reason']), reason, name);
+  }
+  assert.deepEqual(records[cases.length]?.value, invalidUtf8, 'invalid UTF-8 kept byte for byte');
+  assert.match(String(records[cases.length]?.headers['ferry-reason']), /UTF-8/);
+
+  assert.equal(await h.recordCount(), 0, 'no status event from any of them');
+  assert.equal(await h.callbackCount('unparsed'), cases.length + 1);
+  assert.equal(await h.callbackCount('duplicate'), cases.length);
   const ok = await postJson(h.callbackUrl, { success: true, id: '1' });
   assert.equal(ok.status, 200);
   assert.equal(await h.recordCount(), 1);
 });
 
-test('an oversized body gets 413, declared or streamed, and reading stops', async (t) => {
-  const h = await startReceiverHarness(t, {
-    brokers,
-    collect: false,
-    receiver: { maxBodyBytes: 1024 },
-  });
+test('an oversized body gets 413 with its beginning kept raw, declared or streamed, and reading stops', async (t) => {
+  const h = await startReceiverHarness(t, { brokers, receiver: { maxBodyBytes: 1024 } });
   const big = JSON.stringify({ success: true, id: '1', pad: 'x'.repeat(2000) });
   const declared = await postJson(h.callbackUrl, big);
   assert.equal(declared.status, 413);
   assert.match(JSON.parse(declared.body).error, /larger than 1024 bytes/);
+  const [kept] = await h.unparsed.waitFor(1);
+  assert.equal(kept?.value?.toString('utf8'), big.slice(0, 1024), 'the first 1024 bytes');
+  assert.equal(kept?.headers['ferry-truncated'], 'true');
+  assert.equal(kept?.headers['ferry-original-bytes'], String(big.length));
+  assert.match(String(kept?.headers['ferry-reason']), /larger than 1024 bytes/);
 
   // Chunked, no Content-Length: refused once past the limit, while the client keeps sending.
-  const chunk = 'x'.repeat(512);
+  // Other bytes than the declared one's: a kept beginning of its own, not a repeat.
+  const chunk = 'z'.repeat(512);
   let streamed: number | string;
   try {
     const answer = await rawPost(h.callbackUrl, {
@@ -246,6 +274,10 @@ test('an oversized body gets 413, declared or streamed, and reading stops', asyn
   assert.equal(Buffer.byteLength(padded), 1024);
   assert.equal((await postJson(h.callbackUrl, padded)).status, 200);
   assert.equal(await h.recordCount(), 1);
+  // The streamed one's beginning is kept too, without a declared length.
+  const records = await h.unparsed.waitFor(2);
+  assert.equal(records[1]?.value?.length, 1024);
+  assert.equal(records[1]?.headers['ferry-original-bytes'], undefined);
 });
 
 test('a body that arrives too slowly gets 408', async (t) => {

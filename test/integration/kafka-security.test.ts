@@ -48,6 +48,7 @@ const names = {
   FERRY_TOPIC_RESULTS: topics.results,
   FERRY_TOPIC_STATUS: topics.status,
   FERRY_TOPIC_DLQ: topics.dlq,
+  FERRY_TOPIC_UNPARSED_CALLBACKS: `${topics.status}.unparsed`,
   FERRY_KAFKA_GROUP: topics.group,
   FERRY_KAFKA_CLIENT_ID: clientId,
 };
@@ -178,6 +179,7 @@ test('the documented kafka-acls.sh commands, run with Kafka’s AclCommand, gran
     FERRY_TOPIC_RESULTS: 'ferry.results',
     FERRY_TOPIC_STATUS: 'ferry.status',
     FERRY_TOPIC_DLQ: 'ferry.dlq',
+    FERRY_TOPIC_UNPARSED_CALLBACKS: 'ferry.callbacks.unparsed',
     FERRY_KAFKA_GROUP: 'ferry',
     FERRY_KAFKA_CLIENT_ID: 'ferry',
   });

@@ -64,30 +64,48 @@ test('one envelope mixing valid, invalid and Alpha-name commands gets every resu
     { topic, key: 'garbage', value: '{not json' },
     command(topic, sms(5)),
     command(topic, { type: 'whatsapp', id: 6, phone: FIXTURE_PHONE }),
+    // The gateway answers a created template under its own id, not 7.
+    command(topic, { type: 'template/create', id: 7, template: 'Code {code}', name: 'otp' }),
+    command(topic, { type: 'pipeline', id: 8, phone: FIXTURE_PHONE, pipeline: [] }),
   ]);
-  const results = await readRecords(t, ferry.topics.results, 6);
+  const results = await readRecords(t, ferry.topics.results, 8);
   assert.deepEqual(
     results.map((r) => r.key),
-    ['1', '2', '3', 'garbage', '5', '6'],
+    ['1', '2', '3', 'garbage', '5', '6', '7', '8'],
     'results in the order of the commands',
   );
-  const [r1, r2, r3, r4, r5, r6] = results.map((r) => r.value);
-  assert.equal(r1?.success, true);
-  assert.deepEqual([r2?.success, r2?.stage], [false, 'validation']);
+  const [r1, r2, r3, r4, r5, r6, r7, r8] = results.map((r) => r.value);
+  assert.deepEqual([r1?.success, r1?.code], [true, undefined]);
+  assert.deepEqual(
+    [r2?.success, r2?.stage, r2?.code, r2?.field],
+    [false, 'validation', 'validation', 'sms_lifetime'],
+  );
   assert.match(String(r2?.error), /^sms_lifetime: /);
-  assert.deepEqual([r3?.success, r3?.stage, r3?.error], [false, 'upstream', 'Error in Alpha-name']);
-  assert.deepEqual([r4?.success, r4?.stage, r4?.id], [false, 'validation', undefined]);
+  assert.deepEqual(
+    [r3?.success, r3?.stage, r3?.error, r3?.code],
+    [false, 'upstream', 'Error in Alpha-name', 'gateway_item_error'],
+  );
+  assert.deepEqual(
+    [r4?.success, r4?.stage, r4?.id, r4?.code],
+    [false, 'validation', undefined, 'validation'],
+  );
   assert.equal(r5?.success, true);
   assert.deepEqual(
-    [r6?.success, r6?.stage, r6?.error],
-    [false, 'validation', 'type: Invalid message type'],
+    [r6?.success, r6?.stage, r6?.error, r6?.code, r6?.field],
+    [false, 'validation', 'Invalid message type', 'validation', 'type'],
+  );
+  assert.deepEqual([r7?.success, r7?.attempts], [true, 1], String(r7?.error));
+  assert.deepEqual(
+    [r8?.success, r8?.code, r8?.field, r8?.error],
+    [false, 'validation', 'pipeline', 'pipeline: must have at least 1 item'],
   );
   assert.equal(
     emulator.stats().envelopes.sync,
     1,
-    'the three sendable commands shared one envelope',
+    'the four sendable commands shared one envelope, answered once',
   );
   const deadLetters = await readRecords(t, ferry.topics.dlq, 1);
   assert.equal(deadLetters[0]?.key, 'garbage');
   assert.equal(deadLetters[0]?.record.headers['ferry-source-topic'], topic);
+  assert.equal(deadLetters[0]?.record.headers['ferry-error-code'], 'validation');
 });

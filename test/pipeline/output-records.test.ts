@@ -287,3 +287,89 @@ test('a reader that throws gives an invalid command with rule internal, dead-let
   );
   assert.equal(plain.kind, 'valid');
 });
+
+test('every failed result carries a code and its dead letter the same code', () => {
+  const invalidCommands = [
+    // A rule broken deep inside: the result names the field in bracket form.
+    [{ ...validOperations.pipeline, pipeline: ['sms', 'email'] }, 'validation', 'pipeline[1]'],
+    [{ ...validOperations.pipeline, pipeline: [] }, 'validation', 'pipeline'],
+    [{ ...validOperations.sms, sms_lifetime: 1 }, 'validation', 'sms_lifetime'],
+    [{ ...validOperations.sms, id: 2 ** 60 }, 'validation', 'id'],
+  ] as const;
+  for (const [operation, code, field] of invalidCommands) {
+    const command = readCommand(record(JSON.stringify(operation)), readerOptions);
+    assert.equal(command.kind, 'invalid');
+    if (command.kind !== 'invalid') continue;
+    const failed = validationResult(command);
+    assert.deepEqual([failed.code, failed.field], [code, field], command.error);
+  }
+  const whatsapp = readCommand(record(JSON.stringify({ type: 'whatsapp', id: 1 })), readerOptions);
+  assert.ok(whatsapp.kind === 'invalid');
+  assert.deepEqual(
+    [validationResult(whatsapp).error, validationResult(whatsapp).field],
+    ['Invalid message type', 'type'],
+  );
+
+  const unreadable = [
+    readCommand(record('{not json'), readerOptions),
+    readCommand(record('x'.repeat(100)), { ...readerOptions, maxBytes: 10 }),
+  ];
+  const output = buildOutputRecords(unreadable, (c) => validationResult(c as never), {
+    topics,
+    maxBytes: DEFAULT_RECORD_MAX_BYTES,
+    onInternalError: () => undefined,
+  });
+  const codes = output.results.map((r) => [r.success, r.code, r.field]);
+  assert.deepEqual(codes, [
+    [false, 'validation', undefined],
+    [false, 'too_large', undefined],
+  ]);
+  const dead = output.records.filter((r) => r.topic === topics.dlq);
+  assert.deepEqual(
+    dead.map((r) => r.headers?.['ferry-error-code']),
+    ['validation', 'too_large'],
+  );
+  const values = output.records
+    .filter((r) => r.topic === topics.results)
+    .map((r) => JSON.parse(String(r.value)) as Result);
+  assert.deepEqual(
+    values.map((v) => v.code),
+    ['validation', 'too_large'],
+  );
+});
+
+test('a result cut to its smallest form keeps its code', () => {
+  const text = encodeResult(result({ error: 'x'.repeat(5000), code: 'in_doubt' }), 200);
+  assert.equal((JSON.parse(text) as Result).code, 'in_doubt');
+});
+
+test('results carry the allow-listed trace headers of their command; dead letters drop invalid ones', () => {
+  const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+  const allow = ['traceparent', 'tracestate', 'correlation-id'];
+  const traced = record('{not json', {
+    headers: { traceparent, tracestate: 'a=b', 'correlation-id': 'c-1', trace: 't-1' },
+  });
+  const broken = record('{not json', {
+    headers: { traceparent: 'junk', tracestate: 'a=b', 'correlation-id': 'c-2' },
+  });
+  const output = buildOutputRecords(
+    [readCommand(traced, readerOptions), readCommand(broken, readerOptions)],
+    (c) => validationResult(c as never),
+    {
+      topics,
+      maxBytes: DEFAULT_RECORD_MAX_BYTES,
+      onInternalError: () => undefined,
+      propagateHeaders: allow,
+    },
+  );
+  const [result1, dead1, result2, dead2] = output.records;
+  assert.deepEqual(result1?.headers, { traceparent, tracestate: 'a=b', 'correlation-id': 'c-1' });
+  assert.deepEqual(result2?.headers, { 'correlation-id': 'c-2' });
+  assert.equal(dead1?.headers?.traceparent, traceparent);
+  assert.equal(dead1?.headers?.trace, 't-1', 'a dead letter keeps every other header');
+  assert.equal(dead2?.headers?.traceparent, undefined);
+  assert.equal(dead2?.headers?.tracestate, undefined);
+  assert.equal(dead2?.headers?.['correlation-id'], 'c-2');
+  const none = resultRecord('r', traced, result(), DEFAULT_RECORD_MAX_BYTES);
+  assert.equal(none.headers, undefined, 'nothing travels without an allow-list');
+});

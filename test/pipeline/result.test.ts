@@ -77,6 +77,42 @@ test('failures say where they ended', () => {
   assert.deepEqual([found.success, found.msg_id, found.reconciled], [true, 'm7', true]);
 });
 
+test('failures carry a stable code next to the error text', () => {
+  const code = (outcome: Parameters<typeof sendResult>[1]) => {
+    const result = sendResult(sms, outcome);
+    return [result.success, result.code, result.error];
+  };
+  assert.deepEqual(
+    code({ kind: 'transport', error: 'timeout', attempts: 5, delivery: 'in_doubt' }),
+    [false, 'in_doubt', 'timeout'],
+  );
+  assert.deepEqual(code({ kind: 'transport', error: 'refused', attempts: 5, delivery: 'unsent' }), [
+    false,
+    'transport',
+    'refused',
+  ]);
+  assert.deepEqual(
+    code({ kind: 'item', item: { success: false, error: 'Error in Alpha-name' }, attempts: 1 }),
+    [false, 'gateway_item_error', 'Error in Alpha-name'],
+    "the gateway's text unchanged",
+  );
+  assert.deepEqual(code({ kind: 'rejected', error: 'Server busy', attempts: 1 }), [
+    false,
+    'gateway_rejected',
+    'Server busy',
+  ]);
+  assert.deepEqual(
+    code({ kind: 'item', item: { success: true, data: { msg_id: 'm' } }, attempts: 1 }),
+    [true, undefined, undefined],
+    'no code on success',
+  );
+  assert.deepEqual(code({ kind: 'accepted', requestId: 'r', attempts: 1 }), [
+    true,
+    undefined,
+    undefined,
+  ]);
+});
+
 test('backoff grows exponentially with jitter and stays under the cap', () => {
   for (let attempt = 1; attempt <= 10; attempt += 1) {
     const step = Math.min(1000, 100 * 2 ** (attempt - 1));

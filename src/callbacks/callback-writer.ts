@@ -1,0 +1,134 @@
+/**
+ * The Kafka side of the callback route: a received body becomes either a status event (when
+ * it can be read as one) or a raw unparsed-callback record (prepare), written at most once
+ * per identity (write, through PublishOnce). The HTTP side (callback-receiver.ts) turns what this returns into
+ * the answer.
+ */
+import type { OutboundRecord } from '../kafka/kafka-client.ts';
+import { decodeCallbackBody } from './callback-body.ts';
+import { PublishOnce, type PublishOutcome } from './publish-once.ts';
+import { callbackFingerprint, encodeStatusEvent, type StatusEventKey } from './status-event.ts';
+import { normaliseCallback } from './status-normalise.ts';
+import { type UnparsedCallback, unparsedFingerprint, unparsedRecord } from './unparsed-callback.ts';
+
+/** What the writer needs of a producer: `send` resolves once Kafka acknowledged every record. */
+export interface CallbackProducer {
+  send(records: readonly OutboundRecord[]): Promise<void>;
+}
+
+export interface CallbackWriterOptions {
+  readonly producer: CallbackProducer;
+  /** FERRY_TOPIC_STATUS */
+  readonly statusTopic: string;
+  /** FERRY_TOPIC_UNPARSED_CALLBACKS */
+  readonly unparsedTopic: string;
+  /** Deepest nesting of objects and arrays read as JSON. */
+  readonly maxDepth: number;
+  /** Identities remembered to recognise a repeat (per replica). */
+  readonly dedupCapacity: number;
+  /** Longest wait for Kafka's acknowledgement, ms. */
+  readonly publishTimeoutMs: number;
+}
+
+/** A received callback, as the HTTP side hands it over. */
+export interface ReceivedCallback {
+  readonly bytes: Buffer;
+  readonly contentType: string | undefined;
+  readonly receivedAt: Date;
+  /** Trace and correlation headers its URL brought back; they go on the record as headers. */
+  readonly context: Readonly<Record<string, string>>;
+}
+
+/** What a received callback becomes, before it is written. */
+export type PreparedWrite = (
+  | {
+      readonly kind: 'event';
+      readonly key: StatusEventKey;
+      /** The callback's `type` when it had one: the channel of the receipts metric. */
+      readonly type: unknown;
+    }
+  | {
+      readonly kind: 'unparsed';
+      readonly reason: string;
+      /** Only the beginning of an oversized body is kept. */
+      readonly truncated: boolean;
+    }
+) & {
+  /** The callback's `status` when it had one (for the metric). */
+  readonly status: unknown;
+  readonly record: OutboundRecord;
+  readonly fingerprint: string;
+};
+
+export class CallbackWriter {
+  readonly #options: CallbackWriterOptions;
+  readonly #publishOnce: PublishOnce;
+
+  constructor(options: CallbackWriterOptions) {
+    this.#options = options;
+    this.#publishOnce = new PublishOnce(options.dedupCapacity);
+  }
+
+  /** Resolves when every write in flight now has settled. */
+  settled(): Promise<void> {
+    return this.#publishOnce.settled();
+  }
+
+  /**
+   * Decides what a callback becomes: a status event keyed by its id, or a raw unparsed
+   * record when it cannot be one. Never throws.
+   */
+  prepare(callback: ReceivedCallback): PreparedWrite {
+    const decoded = decodeCallbackBody(
+      callback.bytes,
+      callback.contentType,
+      this.#options.maxDepth,
+    );
+    const normalised = decoded.ok ? normaliseCallback(decoded.value) : decoded;
+    if (!normalised.ok) {
+      return this.prepareRaw(
+        { ...callback, reason: normalised.reason },
+        decoded.ok ? decoded.value.status : undefined,
+      );
+    }
+    const { event, key } = normalised;
+    const headers = callback.context;
+    return {
+      kind: 'event',
+      key,
+      type: event.type,
+      status: event.status,
+      fingerprint: callbackFingerprint(event),
+      record: {
+        topic: this.#options.statusTopic,
+        key: key.key,
+        value: encodeStatusEvent(event, callback.receivedAt),
+        ...(Object.keys(headers).length > 0 ? { headers } : {}),
+      },
+    };
+  }
+
+  /** A callback kept raw on the unparsed topic (also the beginning of an oversized body). */
+  prepareRaw(callback: UnparsedCallback, status?: unknown): PreparedWrite {
+    return {
+      kind: 'unparsed',
+      reason: callback.reason,
+      truncated: callback.truncated === true,
+      status,
+      fingerprint: unparsedFingerprint(callback.bytes, callback.contentType),
+      record: unparsedRecord(this.#options.unparsedTopic, callback),
+    };
+  }
+
+  /**
+   * Writes it, at most once per fingerprint (a repeat is `duplicate`).
+   * @throws FerryError `kafka` when Kafka did not acknowledge it in time, or the producer's error.
+   */
+  write(prepared: PreparedWrite): Promise<PublishOutcome> {
+    return this.#publishOnce.run(
+      prepared.fingerprint,
+      () => this.#options.producer.send([prepared.record]),
+      this.#options.publishTimeoutMs,
+    );
+  }
+}
