@@ -150,9 +150,10 @@ export class KafkaAccessCheck {
         topics: [topics.commands, topics.dlq],
       });
       await probeTransactions(this.#kafka, step, {
-        transactionalId: `${clientId}-${groupId}-preflight`,
+        // Unique per start: replicas starting together must not fence each other's probe.
+        transactionalId: `${clientId}-${groupId}-preflight-${randomUUID()}`,
         topics: [topics.results, topics.dlq, topics.commands],
-        replayTransactionalId: `${replayGroupId}.preflight`,
+        replayTransactionalId: `${replayGroupId}.preflight-${randomUUID()}`,
       });
       return warnings;
     } finally {

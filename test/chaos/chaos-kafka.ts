@@ -4,6 +4,7 @@
  * at read_committed to count what ferry committed.
  */
 import { Kafka, logLevel, type Producer } from 'kafkajs';
+import { registerCompressionCodecs } from '../../src/kafka/compression.ts';
 import type { PlannedRecord } from './command-mix.ts';
 
 function client(brokers: string, clientId: string): Kafka {
@@ -147,15 +148,23 @@ export async function groupLag(
 }
 
 /** Records in a topic without transactions (end minus start, summed over partitions). */
-export async function recordCount(brokers: string, topic: string): Promise<number> {
-  const admin = client(brokers, 'ferry-chaos-count').admin();
-  await admin.connect();
-  try {
-    const offsets = await admin.fetchTopicOffsets(topic);
-    return offsets.reduce((sum, o) => sum + Number(BigInt(o.high) - BigInt(o.low)), 0);
-  } finally {
-    await admin.disconnect();
-  }
+/**
+ * The records of `topic` a read_committed reader sees, read until `expected` are there and
+ * then a few seconds more. Offsets would overcount: aborted transactions (ferry's start-up
+ * access check aborts one per topic it writes) and their markers take offsets too.
+ */
+export async function recordCount(
+  brokers: string,
+  topic: string,
+  expected: number,
+): Promise<number> {
+  // kcat's batches come in every codec; plain kafkajs reads only gzip.
+  registerCompressionCodecs();
+  const records = await readTopic(brokers, topic, (read) => read.length >= expected, {
+    timeoutMs: 60_000,
+    settleMs: 2_000,
+  }).catch(() => readTopic(brokers, topic, () => true, { timeoutMs: 5_000, settleMs: 3_000 }));
+  return records.length;
 }
 
 export interface ReadBack {

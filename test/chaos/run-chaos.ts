@@ -348,7 +348,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     else log(`lag drained ${drainedAt - lastFaultAt} ms after the last fault`);
 
     await replicas.stopAll(10_000);
-    const commandRecords = await recordCount(brokers, topics.commands);
+    const commandRecords = await recordCount(brokers, topics.commands, plan.length);
     const plannedKeys = new Set(plan.map((r) => r.key));
     const results = await readTopic(
       brokers,

@@ -43,12 +43,14 @@ let emulator: Emulator;
 let passwordFile: string;
 const topics = testTopics();
 const clientId = `${topics.group}-client`;
+// As loopbackEnv names it.
+const unparsedTopic = `${topics.status}.unparsed`;
 const names = {
   FERRY_TOPIC_COMMANDS: topics.commands,
   FERRY_TOPIC_RESULTS: topics.results,
   FERRY_TOPIC_STATUS: topics.status,
   FERRY_TOPIC_DLQ: topics.dlq,
-  FERRY_TOPIC_UNPARSED_CALLBACKS: `${topics.status}.unparsed`,
+  FERRY_TOPIC_UNPARSED_CALLBACKS: unparsedTopic,
   FERRY_KAFKA_GROUP: topics.group,
   FERRY_KAFKA_CLIENT_ID: clientId,
 };
@@ -72,11 +74,13 @@ before(async () => {
   // Pre-created by the operator (the super user): ferry has no Create ACL.
   await broker.admin.createTopics({
     waitForLeaders: true,
-    topics: [topics.commands, topics.results, topics.status, topics.dlq].map((topic) => ({
-      topic,
-      numPartitions: 2,
-      replicationFactor: 1,
-    })),
+    topics: [topics.commands, topics.results, topics.status, topics.dlq, unparsedTopic].map(
+      (topic) => ({
+        topic,
+        numPartitions: 2,
+        replicationFactor: 1,
+      }),
+    ),
   });
 });
 
