@@ -2,7 +2,11 @@ import { AdminServer } from './admin/admin-server.ts';
 import { DeadLetterReplay } from './admin/dead-letter-replay.ts';
 import { CallbackReceiver, createHookInjector } from './callbacks/index.ts';
 import type { Config } from './config/config.ts';
+import { FleetControl } from './fleet/fleet-control.ts';
+import { FleetReplay } from './fleet/replay-lock.ts';
+import { newReplicaId, packageVersion } from './fleet/replica-id.ts';
 import { HttpServer } from './http/http-server.ts';
+import { ControlTopic } from './kafka/control-topic.ts';
 import { DeadLetterReader } from './kafka/dead-letter-reader.ts';
 import { KafkaClient, type RecordProducer } from './kafka/kafka-client.ts';
 import { type HealthSource, registerOpsRoutes } from './observability/health.ts';
@@ -41,6 +45,8 @@ export class Daemon implements HealthSource {
   readonly #callbacks: CallbackReceiver | undefined;
   readonly #deadLetters: DeadLetterReader;
   readonly admin: AdminServer;
+  /** The fleet's control topic: desired state, replica states, the replay lock. */
+  readonly fleet: FleetControl;
   #state: DaemonState = 'idle';
   #kafkaConnected = false;
 
@@ -150,6 +156,19 @@ export class Daemon implements HealthSource {
       commandsTopic: config.FERRY_TOPIC_COMMANDS,
       progressGroupId: `${config.FERRY_KAFKA_GROUP}.dlq-replay`,
     });
+    this.fleet = new FleetControl({
+      log: new ControlTopic({
+        brokers: config.FERRY_KAFKA_BROKERS,
+        clientId: `${config.FERRY_KAFKA_CLIENT_ID}-control`,
+        topic: config.FERRY_TOPIC_CONTROL,
+        groupPrefix: `${config.FERRY_KAFKA_GROUP}.control`,
+        logger,
+      }),
+      pipeline: this.pipeline,
+      logger,
+      replicaId: newReplicaId(),
+      version: packageVersion(),
+    });
     const tlsFiles =
       config.FERRY_GRPC_TLS_CERT_FILE && config.FERRY_GRPC_TLS_KEY_FILE
         ? {
@@ -166,7 +185,12 @@ export class Daemon implements HealthSource {
       port: config.FERRY_GRPC_PORT,
       gateway: this.gateway,
       pipeline: this.pipeline,
-      deadLetters: new DeadLetterReplay(this.#deadLetters),
+      deadLetters: new FleetReplay({
+        replayer: new DeadLetterReplay(this.#deadLetters),
+        fleet: this.fleet,
+        logger,
+      }),
+      fleet: this.fleet,
       adminToken: config.FERRY_ADMIN_TOKEN,
       tls: tlsFiles,
       isKafkaConnected: () => this.#kafkaConnected && this.pipeline.running,
@@ -213,9 +237,20 @@ export class Daemon implements HealthSource {
       topic(config.FERRY_TOPIC_RESULTS),
       topic(config.FERRY_TOPIC_STATUS),
       topic(config.FERRY_TOPIC_DLQ),
+      {
+        topic: config.FERRY_TOPIC_CONTROL,
+        // One partition, so every replica reads the control records in one order.
+        partitions: 1,
+        replicationFactor: config.FERRY_TOPIC_REPLICATION_FACTOR,
+        // Compacted: the latest record per key is the state; segments roll every 10
+        // minutes so that the replicas' frequent state records get compacted away.
+        config: { 'cleanup.policy': 'compact', 'segment.ms': '600000' },
+      },
     ]);
     await this.#statusProducer?.connect();
     this.#kafkaConnected = true;
+    // The fleet's desired state applies before the first fetch: a paused fleet stays paused.
+    await this.fleet.start();
     await this.pipeline.start();
     await this.admin.start();
     this.#balance.start();
@@ -242,6 +277,7 @@ export class Daemon implements HealthSource {
     const drained = await this.pipeline.stop(this.#options.config.FERRY_SHUTDOWN_GRACE_MS);
     await this.#callbacks?.stop();
     await this.admin.stop(5_000);
+    await this.fleet.stop();
     await this.#deadLetters.close();
     await this.http.stop();
     await this.#statusProducer?.disconnect().catch(() => undefined);

@@ -107,6 +107,8 @@ export const variables = {
   FERRY_TOPIC_RESULTS: v(text, 'ferry.results'),
   FERRY_TOPIC_STATUS: v(text, 'ferry.status'),
   FERRY_TOPIC_DLQ: v(text, 'ferry.dlq'),
+  /** The fleet's compacted, single-partition control topic (desired state, replicas, replay lock). */
+  FERRY_TOPIC_CONTROL: v(text, 'ferry.control'),
   /** Partitions given to topics ferry creates; replicas run up to this many consumers. */
   /** A member silent for this long is dropped from the group and its partitions move. */
   FERRY_KAFKA_SESSION_TIMEOUT_MS: v(integer(6_000, 300_000), 30_000),
