@@ -83,6 +83,8 @@ export function loopbackEnv(options: LoopbackEnvOptions): Record<string, string>
     FERRY_TOPIC_RESULTS: topics.results,
     FERRY_TOPIC_STATUS: topics.status,
     FERRY_TOPIC_DLQ: topics.dlq,
+    // Each test's fleet of its own: a pause in one test must not reach another's ferry.
+    FERRY_TOPIC_CONTROL: `${options.group}.control`,
     FERRY_API_KEY: options.apiKey,
     FERRY_SYNC_BASE_URL: options.gatewayUrl,
     FERRY_ASYNC_BASE_URL: options.gatewayUrl,
