@@ -86,7 +86,7 @@ export class ControlTopic {
       const admin = this.#kafka.admin();
       await admin.connect();
       this.#admin = admin;
-      const offsets = await admin.fetchTopicOffsets(topic);
+      const offsets = await this.#endOffsets(admin);
       if (offsets.length !== 1) {
         throw new FerryError(
           'illegal_state',
@@ -129,6 +129,24 @@ export class ControlTopic {
     } catch (error: unknown) {
       await this.stop();
       throw kafkaError(error, `following the control topic ${topic} failed`);
+    }
+  }
+
+  /**
+   * The topic's offsets. Right after the topic was created the broker may not lead its
+   * partition yet (NOT_LEADER_FOR_PARTITION), and kafkajs's admin gives up on it without
+   * refreshing its metadata: asked again for a few seconds.
+   */
+  async #endOffsets(admin: Admin): Promise<{ partition: number; high: string }[]> {
+    const deadline = Date.now() + 10_000;
+    while (true) {
+      try {
+        return await admin.fetchTopicOffsets(this.#options.topic);
+      } catch (error: unknown) {
+        const retriable = (error as { retriable?: unknown }).retriable === true;
+        if (!retriable || Date.now() > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      }
     }
   }
 
