@@ -13,6 +13,7 @@ import {
   CallOtpResponseSchema,
   CreateTemplateResponseSchema,
   DeleteTemplatesResponseSchema,
+  type FleetStateSchema,
   GetBalanceResponseSchema,
   GetMessageStatusResponseSchema,
   ListSendersResponseSchema,
@@ -37,7 +38,8 @@ Commands
   templates list                        SMS templates
   templates create --text T [--name N]  create an SMS template
   templates delete [--id I] [--text T]  delete SMS templates by id and/or exact text
-  pause | resume | state                steer and show the pipeline
+  pause | resume | state                steer and show the pipeline (every replica: README, Fleet control)
+  drain [--reason R]                    every replica finishes what it read and takes nothing new, until resume
   dlq replay [--limit N] [--error-contains S] [--type T] [--include-in-doubt]
                                         re-produce dead letters to the commands topic
   send sms --phone P --text T --sender S [--id N] [--timeout-ms MS]
@@ -63,6 +65,7 @@ const commands = new Set([
   'pause',
   'resume',
   'state',
+  'drain',
   'dlq',
   'send',
 ]);
@@ -97,6 +100,7 @@ const options = {
   limit: { type: 'string' },
   'error-contains': { type: 'string' },
   'include-in-doubt': { type: 'boolean' },
+  reason: { type: 'string' },
   type: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -155,6 +159,27 @@ function pipelineText(state: MessageShape<typeof PipelineStateSchema> | undefine
   if (state.lastError) lines.push(`last error: ${state.lastError}`);
   return lines.join('\n');
 }
+
+function fleetText(fleet: MessageShape<typeof FleetStateSchema>): string {
+  const desired = fleet.desired;
+  const lines = [
+    `fleet: ${desiredNames[desired?.desired ?? 0] ?? 'unknown'} (version ${desired?.version ?? 0n}${desired?.by ? `, by ${desired.by}` : ''}${desired?.reason ? `: ${desired.reason}` : ''})`,
+    `replicas: ${fleet.totals?.replicas ?? 0}, paused ${fleet.totals?.pausedReplicas ?? 0}, total lag ${fleet.totals?.totalLag ?? 0n}`,
+    ...fleet.replicas.map(
+      (r) =>
+        `  ${r.id}${r.answering ? ' *' : ''} ${r.version} ${r.state?.phase ?? ''} partitions ${r.state?.partitions.map((p) => p.partition).join(',') || 'none'}, lag ${r.state?.totalLag ?? 0n}, envelopes ${r.state?.envelopesInFlight ?? 0}${r.state?.lastError ? `, last error: ${r.state.lastError}` : ''}, seen ${r.lastSeen}`,
+    ),
+  ];
+  if (fleet.replay) {
+    const p = fleet.replay;
+    lines.push(
+      `dlq replay: ${p.state} on ${p.owner}, replayed ${p.replayed}, scanned ${p.scanned}`,
+    );
+  }
+  return lines.join('\n');
+}
+
+const desiredNames: Record<number, string> = { 1: 'running', 2: 'paused', 3: 'draining' };
 
 async function runAdmin(
   client: ClientOf<typeof AdminService>,
@@ -250,18 +275,26 @@ async function runAdmin(
     }
     case 'pause':
     case 'resume':
+    case 'drain':
     case 'state': {
-      const method =
-        command === 'pause'
-          ? 'pauseConsumption'
-          : command === 'resume'
-            ? 'resumeConsumption'
-            : 'getPipelineState';
-      const answer = await client.unary(method, {}, call);
+      const reason = flags.reason ?? '';
+      const answer =
+        command === 'state'
+          ? await client.unary('getPipelineState', {}, call)
+          : await client.unary(
+              command === 'pause'
+                ? 'pauseConsumption'
+                : command === 'resume'
+                  ? 'resumeConsumption'
+                  : 'drainConsumption',
+              { reason },
+              call,
+            );
       if (flags.json) {
         io.out(JSON.stringify(answer.state ? toJson(PipelineStateSchema, answer.state) : {}));
       } else {
         io.out(pipelineText(answer.state));
+        if (answer.fleet) io.out(fleetText(answer.fleet));
       }
       return;
     }

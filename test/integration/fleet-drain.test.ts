@@ -4,8 +4,11 @@
  * new is fetched, the replica says `drained` and stays so until ResumeConsumption.
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import {
   AdminService,
   DesiredConsumption,
@@ -15,6 +18,9 @@ import { GrpcClient } from '../../src/admin/grpc-client.ts';
 import { smsOperation } from '../fixtures/operations.ts';
 import { command, produce, readRecords, startEmulator, startFerry } from '../helpers/ferry.ts';
 import { eventually } from '../helpers/fleet.ts';
+
+const run = promisify(execFile);
+const launcher = join(import.meta.dirname, '../../bin/ferryctl.mjs');
 
 test('a drain finishes what was read, takes nothing new, and holds until resumed', async (t) => {
   const emulator = await startEmulator(t, { knobs: { latencyMs: 250 } });
@@ -38,7 +44,18 @@ test('a drain finishes what was read, takes nothing new, and holds until resumed
     emulator.stats().requests > 0 ? true : undefined,
   );
 
-  const draining = await admin.unary('drainConsumption', { reason: 'gateway maintenance' });
+  // Through ferryctl, as an operator would.
+  const address = `127.0.0.1:${ferry.daemon.admin.port}`;
+  const printed = await run(process.execPath, [
+    launcher,
+    'drain',
+    '--address',
+    address,
+    '--reason',
+    'gateway maintenance',
+  ]);
+  assert.match(printed.stdout, /^fleet: draining \(version 1, by .+: gateway maintenance\)$/m);
+  const draining = await admin.unary('getPipelineState', {});
   assert.equal(draining.fleet?.desired?.desired, DesiredConsumption.DRAINING);
   assert.equal(draining.fleet?.desired?.reason, 'gateway maintenance');
   assert.deepEqual(draining.state?.pauseReasons, [PauseReason.DRAINING]);
