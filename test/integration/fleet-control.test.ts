@@ -141,6 +141,7 @@ test('pause, kill -9 and resume across three replicas, through grpcurl', async (
   const records = await kcatRead(testBrokers().join(','), control);
   const pipeline = records.filter(([key]) => key === 'pipeline').at(-1);
   assert.ok(pipeline, `a pipeline record among ${records.map(([k]) => k).join(', ')}`);
+  t.diagnostic(`kcat: ${pipeline.join('\t')}`);
   const value = JSON.parse(pipeline[1]) as Record<string, unknown>;
   assert.deepEqual(Object.keys(value).sort(), ['at', 'by', 'desired', 'reason', 'v', 'version']);
   assert.equal(value.v, 1);
