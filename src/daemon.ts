@@ -168,6 +168,7 @@ export class Daemon implements HealthSource {
       logger,
       replicaId: newReplicaId(),
       version: packageVersion(),
+      groupLag: () => this.kafka.groupLag(config.FERRY_KAFKA_GROUP, config.FERRY_TOPIC_COMMANDS),
     });
     const tlsFiles =
       config.FERRY_GRPC_TLS_CERT_FILE && config.FERRY_GRPC_TLS_KEY_FILE

@@ -58,6 +58,12 @@ export interface FleetControlOptions {
   readonly ttlMs?: number;
   /** A replica or claim dead for this long past its expiry gets a tombstone. Default 60 000 ms. */
   readonly collectAfterMs?: number;
+  /**
+   * The consumer group's lag by partition (end offset − committed offset), asked before
+   * each publish. A paused replica fetches nothing, so the lag its last batch saw would
+   * stand still while commands pile up; this one grows.
+   */
+  readonly groupLag?: () => Promise<ReadonlyMap<number, number>>;
 }
 
 /** How often the state is compared with the last one published, to publish changes early. */
@@ -86,6 +92,7 @@ export class FleetControl {
   #lastPublishedMs = 0;
   #lastSignature = '';
   #publishing: Promise<void> = Promise.resolve();
+  #groupLag: ReadonlyMap<number, number> = new Map();
   /** Tombstones written and not read back yet, so they are written once. */
   readonly #collecting = new Set<string>();
 
@@ -201,6 +208,8 @@ export class FleetControl {
   }
 
   #ownRecord(nowMs: number): ReplicaRecord {
+    const state = this.#options.pipeline.state();
+    const lag = this.#groupLag;
     return {
       id: this.#options.replicaId,
       version: this.#options.version,
@@ -208,7 +217,10 @@ export class FleetControl {
       ttlMs: this.ttlMs,
       appliedVersion: this.#appliedVersion,
       appliedAtMs: this.#appliedAtMs,
-      state: this.#options.pipeline.state(),
+      state: {
+        ...state,
+        partitions: state.partitions.map((p) => ({ ...p, lag: lag.get(p.partition) ?? p.lag })),
+      },
     };
   }
 
@@ -223,9 +235,8 @@ export class FleetControl {
   /** Writes this replica's state, and tombstones of replicas and claims long dead. */
   #publish(): void {
     const now = Date.now();
-    const record = this.#ownRecord(now);
     this.#lastPublishedMs = now;
-    this.#lastSignature = signature(record.state);
+    this.#lastSignature = signature(this.#options.pipeline.state());
     const collectAfter = this.#options.collectAfterMs ?? 60_000;
     const tombstones = [
       ...this.view.deadReplicas(now, collectAfter).map((id) => `${REPLICA_PREFIX}${id}`),
@@ -236,6 +247,10 @@ export class FleetControl {
     this.#publishing = this.#publishing
       .then(async () => {
         if (!this.#following) return;
+        if (this.#options.groupLag) {
+          this.#groupLag = await this.#options.groupLag().catch(() => this.#groupLag);
+        }
+        const record = this.#ownRecord(Date.now());
         await log.write(`${REPLICA_PREFIX}${record.id}`, formatRecord(record));
         for (const key of tombstones) await log.write(key, null);
       })

@@ -82,6 +82,8 @@ export class FleetReplay implements DeadLetterReplayer {
       },
       Math.floor(this.#ttlMs / 3),
     );
+    // The call in progress holds the process, not its renewals.
+    renewals.unref();
     const startedAtMs = Date.now();
     const progress = (state: ReplayPhase, totals: Partial<ReplayOutcome>, error?: string) => {
       const record: ProgressRecord = {

@@ -588,6 +588,28 @@ export class KafkaClient {
     return new Map(offsets.map((o) => [o.partition, o.high]));
   }
 
+  /**
+   * Records of each partition of `topic` the group has not committed yet (end offset
+   * minus committed offset; a partition without a commit counts from 0).
+   * @throws FerryError `kafka`.
+   */
+  async groupLag(groupId: string, topic: string): Promise<Map<number, number>> {
+    try {
+      const [ends, committed] = await Promise.all([
+        this.endOffsets(topic),
+        this.committedOffsets(groupId, topic),
+      ]);
+      const lag = new Map<number, number>();
+      for (const [partition, end] of ends) {
+        const from = Math.max(0, Number(committed.get(partition)?.offset ?? 0));
+        lag.set(partition, Math.max(0, Number(end) - from));
+      }
+      return lag;
+    } catch (error: unknown) {
+      throw kafkaError(error, 'reading the consumer group lag failed');
+    }
+  }
+
   createProducer(): RecordProducer {
     const producer = this.#kafka.producer({
       idempotent: true,
