@@ -104,6 +104,15 @@ export class ControlTopic {
         readUncommitted: false,
       });
       this.#consumer = consumer;
+      consumer.on(consumer.events.CRASH, (event) => {
+        // kafkajs restarts the consumer after a retriable crash; otherwise this replica
+        // no longer sees the fleet's changes, which an operator must learn from the log.
+        const log = event.payload.restart ? 'warn' : 'error';
+        this.#options.logger[log](
+          { err: event.payload.error.message, restart: event.payload.restart },
+          'the control topic follower crashed',
+        );
+      });
       // Batches that compaction emptied never reach eachBatch; their end still counts.
       consumer.on(consumer.events.END_BATCH_PROCESS, (event) => {
         this.#advance(Number(event.payload.lastOffset) + 1);

@@ -744,6 +744,8 @@ export type PipelineState = Message<"ferry.admin.v1.PipelineState"> & {
   phase: string;
 
   /**
+   * The fleet's desired state as this replica applied it.
+   *
    * @generated from field: ferry.admin.v1.DesiredConsumption desired = 21;
    */
   desired: DesiredConsumption;
