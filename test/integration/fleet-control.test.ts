@@ -195,4 +195,18 @@ test('pause, kill -9 and resume across three replicas, through grpcurl', async (
   }
   assert.equal(view.fleet?.totals?.pausedReplicas, 0);
   assert.ok((view.fleet?.replicas ?? []).every((r) => r.version.length > 0));
+
+  // A clean stop deletes the replica's record: it leaves the view at once, not after 10 s.
+  first.ferry.child.kill('SIGTERM');
+  assert.equal(await first.ferry.exited(), 0);
+  const stoppedAt = Date.now();
+  await eventually(
+    'the stopped replica gone from the view',
+    async () => {
+      const listed = (await state(second)).fleet?.replicas ?? [];
+      return listed.length === 2 ? listed : undefined;
+    },
+    5_000,
+  );
+  t.diagnostic(`a stopped replica left the view after ${Date.now() - stoppedAt} ms`);
 });
