@@ -506,25 +506,34 @@ export class KafkaClient {
 
   /** Creates the topics that are missing; existing ones are left as they are. @throws FerryError `kafka`. */
   async ensureTopics(specs: readonly TopicSpec[]): Promise<void> {
-    try {
-      const admin = await this.#adminClient();
-      const existing = new Set(await admin.listTopics());
-      const missing = specs.filter((s) => !existing.has(s.topic));
-      if (missing.length === 0) return;
-      await admin.createTopics({
-        waitForLeaders: true,
-        topics: missing.map((s) => ({
-          topic: s.topic,
-          numPartitions: s.partitions,
-          replicationFactor: s.replicationFactor,
-          configEntries: Object.entries(s.config ?? {}).map(([name, value]) => ({ name, value })),
-        })),
-      });
-    } catch (error: unknown) {
-      this.#options.onError?.('admin', 'create_topics');
-      // Another replica may have created them between list and create.
-      if (error instanceof Error && /already exists/i.test(error.message)) return;
-      throw kafkaError(error, 'creating topics failed');
+    // A broker that just started (KRaft) may answer the metadata of a topic it has just
+    // created with UNKNOWN_TOPIC_OR_PARTITION for a moment, which kafkajs's wait for
+    // leaders does not retry: asked again for a few seconds.
+    const deadline = Date.now() + 10_000;
+    while (true) {
+      try {
+        const admin = await this.#adminClient();
+        const existing = new Set(await admin.listTopics());
+        const missing = specs.filter((s) => !existing.has(s.topic));
+        if (missing.length === 0) return;
+        await admin.createTopics({
+          waitForLeaders: true,
+          topics: missing.map((s) => ({
+            topic: s.topic,
+            numPartitions: s.partitions,
+            replicationFactor: s.replicationFactor,
+            configEntries: Object.entries(s.config ?? {}).map(([name, value]) => ({ name, value })),
+          })),
+        });
+        return;
+      } catch (error: unknown) {
+        this.#options.onError?.('admin', 'create_topics');
+        // Another replica may have created them between list and create.
+        if (error instanceof Error && /already exists/i.test(error.message)) return;
+        const retriable = (error as { retriable?: unknown }).retriable === true;
+        if (!retriable || Date.now() > deadline) throw kafkaError(error, 'creating topics failed');
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      }
     }
   }
 
