@@ -377,13 +377,17 @@ export class BatchConsumer {
     return this.#running;
   }
 
-  async start(): Promise<void> {
+  /**
+   * Joins the group and starts fetching.
+   * @param paused start with fetching paused, so that not even a first batch is fetched.
+   */
+  async start({ paused = false }: { paused?: boolean } = {}): Promise<void> {
     if (this.#running) return;
     const { topic, onBatch } = this.#options;
     await this.#consumer.connect();
     // A new group starts at the earliest offset: nothing produced before the first start is lost.
     await this.#consumer.subscribe({ topics: [topic], fromBeginning: true });
-    await this.#consumer.run({
+    const running = this.#consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: this.#options.partitionsConsumedConcurrently ?? 16,
@@ -410,6 +414,10 @@ export class BatchConsumer {
         }
       },
     });
+    // kafkajs creates the consumer group synchronously inside run() and fetches only once
+    // it has joined: pausing here comes before the first fetch.
+    if (paused) this.pause();
+    await running;
     this.#running = true;
   }
 

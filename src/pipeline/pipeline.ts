@@ -223,7 +223,8 @@ export class Pipeline implements PipelineControl {
       },
     });
     this.#consumer = consumer;
-    await consumer.start();
+    // A paused or draining fleet fetches nothing, not even a first batch.
+    await consumer.start({ paused: !this.#mode.fetching });
     if (!this.#mode.fetching) consumer.pause();
     this.#lifecycle = 'running';
     this.#log.info({ topic: topics.commands, groupId }, 'pipeline started');

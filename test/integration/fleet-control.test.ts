@@ -131,6 +131,12 @@ test('pause, kill -9 and resume across three replicas, through grpcurl', async (
     during.length,
     'still nothing consumed after the restart',
   );
+  // Not even fetched: no replica holds a command in memory.
+  const held = await state(restarted);
+  assert.deepEqual(
+    (held.fleet?.replicas ?? []).map((r) => r.state?.commandsInFlight ?? 0),
+    (held.fleet?.replicas ?? []).map(() => 0),
+  );
   assert.equal(
     emulator.stats().sendsById[String(during[0])] ?? 0,
     0,
