@@ -624,6 +624,9 @@ export class Pipeline implements PipelineControl {
       });
     }
     void this.#transactions.close(lost);
+    // kafkajs forgets paused topics when it restarts its consumer after a crash; every
+    // join comes before that consumer's first fetch, so a paused replica stays paused.
+    if (!this.#mode.fetching || this.#backpressure) this.#consumer?.pause();
     this.#log.info({ partitions }, 'partitions assigned');
   }
 
