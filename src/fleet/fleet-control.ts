@@ -5,6 +5,7 @@
  * state every 2 s and on change, with a time to live, and a tombstone at a clean stop.
  * The Kafka side is the ControlLog port, implemented by src/kafka/control-topic.ts.
  */
+import { FerryError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { DesiredConsumption } from '../pipeline/consumption-mode.ts';
 import type { PipelineControl, PipelineState } from '../pipeline/pipeline-control.ts';
@@ -65,6 +66,9 @@ export interface FleetControlOptions {
    */
   readonly groupLag?: () => Promise<ReadonlyMap<number, number>>;
 }
+
+/** Longest wait for a record this replica wrote to come back through its follower. */
+const READ_BACK_MS = 10_000;
 
 /** How often the state is compared with the last one published, to publish changes early. */
 const CHANGE_CHECK_MS = 200;
@@ -136,15 +140,35 @@ export class FleetControl {
       by: this.#options.replicaId,
       at: new Date().toISOString(),
     };
-    const offset = await this.#options.log.write(PIPELINE_KEY, formatRecord(record));
-    await this.#options.log.applied(offset);
+    await this.write(PIPELINE_KEY, formatRecord(record));
     return this.view.desired;
   }
 
-  /** Writes a record of the control topic and resolves once it was read back. */
+  /**
+   * Writes a record of the control topic and resolves once it was read back.
+   * @throws FerryError `kafka`, also when it is not read back within READ_BACK_MS (the
+   *   follower is stuck): a caller must not act on a record it has not seen applied.
+   */
   async write(key: string, value: string | null): Promise<number> {
     const offset = await this.#options.log.write(key, value);
-    await this.#options.log.applied(offset);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new FerryError(
+              'kafka',
+              `the control record ${key} was not read back within ${READ_BACK_MS} ms`,
+            ),
+          ),
+        READ_BACK_MS,
+      );
+    });
+    try {
+      await Promise.race([this.#options.log.applied(offset), late]);
+    } finally {
+      clearTimeout(timer);
+    }
     return offset;
   }
 
