@@ -216,6 +216,8 @@ export async function runFerryScenario(
       FERRY_TOPIC_RESULTS: topics.results,
       FERRY_TOPIC_STATUS: topics.status,
       FERRY_TOPIC_DLQ: topics.dlq,
+      // A fleet of its own: a pause left in the default control topic must not hold a run.
+      FERRY_TOPIC_CONTROL: `${base}.control`,
       FERRY_API_KEY: BENCH_API_KEY,
       FERRY_SYNC_BASE_URL: emulator.url,
       FERRY_HTTP_HOST: '127.0.0.1',

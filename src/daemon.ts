@@ -3,7 +3,11 @@ import { DeadLetterReplay } from './admin/dead-letter-replay.ts';
 import { CallbackReceiver, createHookInjector } from './callbacks/index.ts';
 import type { Config } from './config/config.ts';
 import { readKafkaSecurity } from './config/kafka-security.ts';
+import { FleetControl } from './fleet/fleet-control.ts';
+import { FleetReplay } from './fleet/replay-lock.ts';
+import { newReplicaId, packageVersion } from './fleet/replica-id.ts';
 import { HttpServer } from './http/http-server.ts';
+import { ControlTopic } from './kafka/control-topic.ts';
 import { DeadLetterReader } from './kafka/dead-letter-reader.ts';
 import { KafkaAccessCheck } from './kafka/kafka-access.ts';
 import { KafkaClient, type RecordProducer } from './kafka/kafka-client.ts';
@@ -49,6 +53,8 @@ export class Daemon implements HealthSource {
   /** Proves at start that every permission ferry needs on Kafka is granted. */
   readonly #kafkaAccess: KafkaAccessCheck;
   readonly admin: AdminServer;
+  /** The fleet's control topic: desired state, replica states, the replay lock. */
+  readonly fleet: FleetControl;
   #state: DaemonState = 'idle';
   #kafkaConnected = false;
 
@@ -193,6 +199,21 @@ export class Daemon implements HealthSource {
       groupId: config.FERRY_KAFKA_GROUP,
       replayGroupId: `${config.FERRY_KAFKA_GROUP}.dlq-replay`,
     });
+    this.fleet = new FleetControl({
+      log: new ControlTopic({
+        brokers: config.FERRY_KAFKA_BROKERS,
+        clientId: `${config.FERRY_KAFKA_CLIENT_ID}-control`,
+        security,
+        topic: config.FERRY_TOPIC_CONTROL,
+        groupPrefix: `${config.FERRY_KAFKA_GROUP}.control`,
+        logger,
+      }),
+      pipeline: this.pipeline,
+      logger,
+      replicaId: newReplicaId(),
+      version: packageVersion(),
+      groupLag: () => this.kafka.groupLag(config.FERRY_KAFKA_GROUP, config.FERRY_TOPIC_COMMANDS),
+    });
     const tlsFiles =
       config.FERRY_GRPC_TLS_CERT_FILE && config.FERRY_GRPC_TLS_KEY_FILE
         ? {
@@ -209,7 +230,12 @@ export class Daemon implements HealthSource {
       port: config.FERRY_GRPC_PORT,
       gateway: this.gateway,
       pipeline: this.pipeline,
-      deadLetters: new DeadLetterReplay(this.#deadLetters),
+      deadLetters: new FleetReplay({
+        replayer: new DeadLetterReplay(this.#deadLetters),
+        fleet: this.fleet,
+        logger,
+      }),
+      fleet: this.fleet,
       adminToken: config.FERRY_ADMIN_TOKEN,
       tls: tlsFiles,
       isKafkaConnected: () => this.#kafkaConnected && this.pipeline.running,
@@ -254,8 +280,22 @@ export class Daemon implements HealthSource {
     await this.http.start();
     // Creates missing topics, checks their settings and every permission ferry needs.
     await this.#kafkaAccess.run();
+    // The control topic has one partition and is compacted, unlike the others.
+    await this.kafka.ensureTopics([
+      {
+        topic: config.FERRY_TOPIC_CONTROL,
+        // One partition, so every replica reads the control records in one order.
+        partitions: 1,
+        replicationFactor: config.FERRY_TOPIC_REPLICATION_FACTOR,
+        // Compacted: the latest record per key is the state; segments roll every 10
+        // minutes so that the replicas' frequent state records get compacted away.
+        config: { 'cleanup.policy': 'compact', 'segment.ms': '600000' },
+      },
+    ]);
     await this.#statusProducer?.connect();
     this.#kafkaConnected = true;
+    // The fleet's desired state applies before the first fetch: a paused fleet stays paused.
+    await this.fleet.start();
     await this.pipeline.start();
     await this.admin.start();
     this.#balance.start();
@@ -282,6 +322,7 @@ export class Daemon implements HealthSource {
     const drained = await this.pipeline.stop(this.#options.config.FERRY_SHUTDOWN_GRACE_MS);
     await this.#callbacks?.stop();
     await this.admin.stop(5_000);
+    await this.fleet.stop();
     await this.#deadLetters.close();
     await this.http.stop();
     await this.#statusProducer?.disconnect().catch(() => undefined);

@@ -6,6 +6,8 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { status } from '@grpc/grpc-js';
 import type { ItemOutcome, OperationType } from '../contract/index.ts';
+import type { FleetSnapshot } from '../fleet/fleet-control.ts';
+import type { DesiredConsumption } from '../pipeline/consumption-mode.ts';
 import type { PipelineControl, PipelineState } from '../pipeline/pipeline-control.ts';
 import {
   balanceResponse,
@@ -19,6 +21,7 @@ import {
 import { RpcError } from './admin-status.ts';
 import { deadLetterMessage, selectionOf } from './dead-letter-messages.ts';
 import type { DeadLetterReplayer } from './dead-letter-replay.ts';
+import { desiredCodes, fleetStateMessage } from './fleet-payloads.ts';
 import {
   type AdminService,
   PauseReason,
@@ -31,12 +34,21 @@ export interface SyncCaller {
   callSync(operation: Record<string, unknown>, signal?: AbortSignal): Promise<ItemOutcome>;
 }
 
+/** The fleet's control topic, as the pipeline RPCs use it (src/fleet/fleet-control.ts). */
+export interface FleetAdmin {
+  /** Writes the fleet's desired state; resolves once this replica applied it. */
+  setDesired(desired: DesiredConsumption, reason: string): Promise<unknown>;
+  snapshot(): FleetSnapshot;
+}
+
 export interface AdminHandlersOptions {
   readonly gateway: SyncCaller;
   readonly pipeline: PipelineControl;
   readonly deadLetters: DeadLetterReplayer;
   /** The release GetPipelineState reports. */
   readonly version?: string;
+  /** Without it, the pipeline RPCs steer this replica only (tests, a lone process). */
+  readonly fleet?: FleetAdmin | undefined;
 }
 
 export type AdminServiceHandlers = ServiceHandlers<MethodsOf<typeof AdminService>>;
@@ -73,6 +85,7 @@ function definedFields(fields: Record<string, unknown>): Record<string, unknown>
 const pauseReasonCodes = {
   operator: PauseReason.OPERATOR,
   access_denied: PauseReason.ACCESS_DENIED,
+  draining: PauseReason.DRAINING,
 } as const;
 
 /** The pipeline state as the API shows it. */
@@ -94,13 +107,29 @@ export function pipelineStateMessage(
     commandsInFlight: state.commandsInFlight,
     ...(state.lastError === undefined ? {} : { lastError: state.lastError }),
     totalLag: BigInt(knownLags.reduce((sum, p) => sum + p.lag, 0)),
+    phase: state.phase,
+    desired: desiredCodes[state.desired],
   };
 }
 
 /** Builds the handlers of every AdminService RPC. */
 export function createAdminHandlers(options: AdminHandlersOptions): AdminServiceHandlers {
-  const { gateway, pipeline, deadLetters } = options;
+  const { gateway, pipeline, deadLetters, fleet } = options;
   const version = options.version ?? '';
+
+  /** Applies a desired state to the fleet (or this replica alone) and shows the outcome. */
+  async function steer(desired: DesiredConsumption, reason: string) {
+    if (fleet) await fleet.setDesired(desired, reason);
+    else pipeline.setDesired(desired);
+    return pipelineAnswer();
+  }
+
+  function pipelineAnswer() {
+    return {
+      state: pipelineStateMessage(pipeline.state()),
+      ...(fleet ? { fleet: fleetStateMessage(fleet.snapshot(), pipelineStateMessage) } : {}),
+    };
+  }
 
   /** One operation on the sync endpoint; the item's data when it succeeded. */
   async function call(
@@ -171,16 +200,17 @@ export function createAdminHandlers(options: AdminHandlersOptions): AdminService
       const data = await call('template/viber/list', undisclosedFields(request.fields), context);
       return { result: jsonToValue(data) };
     },
-    async pauseConsumption() {
-      pipeline.pause('operator');
-      return { state: pipelineStateMessage(pipeline.state()) };
+    async pauseConsumption(request) {
+      return steer('paused', request.reason);
     },
-    async resumeConsumption() {
-      pipeline.resume();
-      return { state: pipelineStateMessage(pipeline.state()) };
+    async resumeConsumption(request) {
+      return steer('running', request.reason);
+    },
+    async drainConsumption(request) {
+      return steer('draining', request.reason);
     },
     async getPipelineState() {
-      return { state: pipelineStateMessage(pipeline.state()), version };
+      return { ...pipelineAnswer(), version };
     },
     async replayDeadLetters(request, context) {
       const outcome = await deadLetters.replay({

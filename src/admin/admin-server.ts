@@ -10,7 +10,7 @@ import { ConfigError, FerryError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { PipelineControl } from '../pipeline/pipeline-control.ts';
 import { bearerTokenGate } from './admin-auth.ts';
-import { createAdminHandlers, type SyncCaller } from './admin-handlers.ts';
+import { createAdminHandlers, type FleetAdmin, type SyncCaller } from './admin-handlers.ts';
 import { type AdminLimits, defaultAdminLimits, grpcServerOptions } from './admin-limits.ts';
 import type { DeadLetterReplayer } from './dead-letter-replay.ts';
 import { AdminService, file_ferry_admin_v1_admin } from './gen/ferry/admin/v1/admin_pb.ts';
@@ -37,6 +37,8 @@ export interface AdminServerOptions {
   readonly gateway: SyncCaller;
   readonly pipeline: PipelineControl;
   readonly deadLetters: DeadLetterReplayer;
+  /** The fleet's control topic: pipeline RPCs then steer and show every replica. */
+  readonly fleet?: FleetAdmin | undefined;
   /** FERRY_ADMIN_TOKEN. Required unless `host` is a loopback address. */
   readonly adminToken?: string | undefined;
   readonly tls?: AdminTlsFiles | undefined;

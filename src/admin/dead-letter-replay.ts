@@ -81,6 +81,8 @@ export interface ReplayRequest extends ReplayFilter {
    */
   readonly dryRun?: boolean;
   readonly signal?: AbortSignal;
+  /** Called with the running totals after each committed chunk (progress for the fleet). */
+  readonly onChunk?: (totals: ReplayOutcome) => void;
 }
 
 export interface ReplayOutcome {
@@ -158,6 +160,7 @@ export class DeadLetterReplay implements DeadLetterReplayer {
         total.skipped += chunk.skipped;
         total.alreadyReplayed += chunk.alreadyReplayed;
         limitReached = chunk.limitReached;
+        request.onChunk?.({ ...total, limitReached });
         // The chunk ended the scan, or the request's limit is used up.
         if (!chunk.limitReached || chunk.replayed === 0 || total.replayed >= request.limit) break;
       }

@@ -17,7 +17,6 @@ import {
   ListTemplatesResponseSchema,
   ListViberTemplatesResponseSchema,
   LookupHlrResponseSchema,
-  PipelineStateSchema,
 } from '../admin/gen/ferry/admin/v1/admin_pb.ts';
 import type { ClientOf } from '../admin/grpc-client.ts';
 import { runDeadLetters } from './ferryctl-dlq.ts';
@@ -30,6 +29,7 @@ import {
   printer,
   UsageError,
 } from './ferryctl-flags.ts';
+import { runPipelineCommand } from './ferryctl-pipeline.ts';
 
 /** The undisclosed Viber template operations: `--fields` is the operation object without `type`. */
 async function runViberTemplates(
@@ -58,24 +58,6 @@ async function runViberTemplates(
     return print(DeleteViberTemplatesResponseSchema, answer, human);
   }
   throw new UsageError('templates viber needs list, create or delete');
-}
-
-function pipelineText(state: MessageShape<typeof PipelineStateSchema> | undefined): string {
-  if (!state) return 'no state';
-  const json = toJson(PipelineStateSchema, state, { alwaysEmitImplicit: true }) as Record<
-    string,
-    unknown
-  >;
-  const lines = [
-    `running: ${state.running}`,
-    `paused: ${state.paused}${state.paused ? ` (${JSON.stringify(json.pauseReasons)})` : ''}`,
-    `partitions: ${state.partitions.map((p) => `${p.partition} (lag ${p.lag})`).join(', ') || 'none'}`,
-    `total lag: ${state.totalLag}`,
-    `envelopes in flight: ${state.envelopesInFlight}, queued: ${state.envelopesQueued}`,
-    `commands in flight: ${state.commandsInFlight}`,
-  ];
-  if (state.lastError) lines.push(`last error: ${state.lastError}`);
-  return lines.join('\n');
 }
 
 export async function runAdmin(
@@ -173,25 +155,9 @@ export async function runAdmin(
     }
     case 'pause':
     case 'resume':
-    case 'state': {
-      const method =
-        command === 'pause'
-          ? 'pauseConsumption'
-          : command === 'resume'
-            ? 'resumeConsumption'
-            : 'getPipelineState';
-      const answer = await client.unary(method, {}, call);
-      // GetPipelineState also names the release answering; pause and resume do not.
-      const version = 'version' in answer && answer.version ? answer.version : undefined;
-      if (flags.json) {
-        const state = answer.state ? toJson(PipelineStateSchema, answer.state) : {};
-        io.out(JSON.stringify(version === undefined ? state : { ...(state as object), version }));
-      } else {
-        io.out(pipelineText(answer.state));
-        if (version !== undefined) io.out(`version: ${version}`);
-      }
-      return;
-    }
+    case 'drain':
+    case 'state':
+      return runPipelineCommand(client, command, flags, io, call);
     case 'dlq':
       return runDeadLetters(client, sub, flags, io);
     default:

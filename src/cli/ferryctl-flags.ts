@@ -26,6 +26,7 @@ export const options = {
   'commands-topic': { type: 'string' },
   'results-topic': { type: 'string' },
   json: { type: 'boolean' },
+  reason: { type: 'string' },
   'timeout-ms': { type: 'string' },
   id: { type: 'string' },
   phone: { type: 'string' },

@@ -30,7 +30,9 @@ Commands
   templates viber list [--fields JSON]  Viber templates (fields: the operation without type)
   templates viber create|delete --fields JSON
                                         create or delete Viber templates
-  pause | resume | state                steer and show the pipeline (state names the version)
+  pause | resume [--reason R]           steer every replica (README, Fleet control)
+  drain [--reason R]                    every replica finishes what it read and takes nothing new, until resume
+  state                                 this replica, the release answering and every live replica
   dlq list [FILTERS] [--in-doubt | --not-in-doubt] [--values] [--limit N]
                                         dead letters (default 100), changing nothing
   dlq replay [FILTERS] [--include-in-doubt] [--dry-run] [--limit N]
@@ -65,6 +67,7 @@ const commands = new Set([
   'pause',
   'resume',
   'state',
+  'drain',
   'dlq',
   'send',
 ]);

@@ -123,6 +123,8 @@ export const variables = {
   FERRY_TOPIC_UNPARSED_CALLBACKS: v(text, 'ferry.callbacks.unparsed'),
   /** Command headers copied to its result, dead letter and status events (trace context). */
   FERRY_PROPAGATE_HEADERS: v(headerNames, ['traceparent', 'tracestate', 'correlation-id']),
+  /** The fleet's compacted, single-partition control topic (desired state, replicas, replay lock). */
+  FERRY_TOPIC_CONTROL: v(text, 'ferry.control'),
   /** Partitions given to topics ferry creates; replicas run up to this many consumers. */
   /** A member silent for this long is dropped from the group and its partitions move. */
   FERRY_KAFKA_SESSION_TIMEOUT_MS: v(integer(6_000, 300_000), 30_000),

@@ -148,31 +148,6 @@ function toKafkaMessages(records: readonly OutboundRecord[]) {
   return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
 }
 
-/** Polls the metadata of `topics` until every one has its leaders, at most `timeoutMs`. */
-async function waitForTopicMetadata(
-  admin: Admin,
-  topics: readonly string[],
-  timeoutMs = 30_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const metadata = await admin.fetchTopicMetadata({ topics: [...topics] });
-      const led = metadata.topics.every(
-        (topic) =>
-          topic.partitions.length > 0 &&
-          topic.partitions.every((partition) => partition.leader >= 0),
-      );
-      if (led) return;
-    } catch (error: unknown) {
-      const type = (error as { type?: unknown }).type;
-      if (type !== 'UNKNOWN_TOPIC_OR_PARTITION' && type !== 'LEADER_NOT_AVAILABLE') throw error;
-    }
-    if (Date.now() > deadline) throw new Error(`topics ${topics.join(', ')} have no leaders yet`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 /** Sends records with acks from all in-sync replicas; idempotent, so a retry writes no duplicate. */
 export class RecordProducer {
   readonly #producer: Producer;
@@ -399,13 +374,17 @@ export class BatchConsumer {
     return this.#running;
   }
 
-  async start(): Promise<void> {
+  /**
+   * Joins the group and starts fetching.
+   * @param paused start with fetching paused, so that not even a first batch is fetched.
+   */
+  async start({ paused = false }: { paused?: boolean } = {}): Promise<void> {
     if (this.#running) return;
     const { topic, onBatch } = this.#options;
     await this.#consumer.connect();
     // A new group starts at the earliest offset: nothing produced before the first start is lost.
     await this.#consumer.subscribe({ topics: [topic], fromBeginning: true });
-    await this.#consumer.run({
+    const running = this.#consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: this.#options.partitionsConsumedConcurrently ?? 16,
@@ -432,6 +411,10 @@ export class BatchConsumer {
         }
       },
     });
+    // kafkajs creates the consumer group synchronously inside run() and fetches only once
+    // it has joined: pausing here comes before the first fetch.
+    if (paused) this.pause();
+    await running;
     this.#running = true;
   }
 
@@ -529,12 +512,16 @@ export class KafkaClient {
 
   /** Creates the topics that are missing; existing ones are left as they are. @throws FerryError `kafka`. */
   async ensureTopics(specs: readonly TopicSpec[]): Promise<void> {
-    try {
-      const admin = await this.#adminClient();
-      const existing = new Set(await admin.listTopics());
-      const missing = specs.filter((s) => !existing.has(s.topic));
-      if (missing.length === 0) return;
+    // A broker that just started (KRaft) may answer the metadata of a topic it has just
+    // created with UNKNOWN_TOPIC_OR_PARTITION for a moment, which kafkajs's wait for
+    // leaders does not retry: asked again for a few seconds.
+    const deadline = Date.now() + 10_000;
+    while (true) {
       try {
+        const admin = await this.#adminClient();
+        const existing = new Set(await admin.listTopics());
+        const missing = specs.filter((s) => !existing.has(s.topic));
+        if (missing.length === 0) return;
         await admin.createTopics({
           waitForLeaders: true,
           topics: missing.map((s) => ({
@@ -544,21 +531,15 @@ export class KafkaClient {
             configEntries: Object.entries(s.config ?? {}).map(([name, value]) => ({ name, value })),
           })),
         });
+        return;
       } catch (error: unknown) {
-        // kafkajs waits for the new topics' leaders but retries only LEADER_NOT_AVAILABLE: a
-        // broker whose metadata has not caught up with its controller yet answers
-        // UNKNOWN_TOPIC_OR_PARTITION, and the wait gives up although the topics were created.
-        if ((error as { type?: unknown }).type !== 'UNKNOWN_TOPIC_OR_PARTITION') throw error;
-        await waitForTopicMetadata(
-          admin,
-          missing.map((s) => s.topic),
-        );
+        this.#options.onError?.('admin', 'create_topics');
+        // Another replica may have created them between list and create.
+        if (error instanceof Error && /already exists/i.test(error.message)) return;
+        const retriable = (error as { retriable?: unknown }).retriable === true;
+        if (!retriable || Date.now() > deadline) throw kafkaError(error, 'creating topics failed');
+        await new Promise((resolve) => setTimeout(resolve, 300));
       }
-    } catch (error: unknown) {
-      this.#options.onError?.('admin', 'create_topics');
-      // Another replica may have created them between list and create.
-      if (error instanceof Error && /already exists/i.test(error.message)) return;
-      throw kafkaError(error, 'creating topics failed');
     }
   }
 
@@ -620,6 +601,28 @@ export class KafkaClient {
     const admin = await this.#adminClient();
     const offsets = await admin.fetchTopicOffsets(topic);
     return new Map(offsets.map((o) => [o.partition, o.high]));
+  }
+
+  /**
+   * Records of each partition of `topic` the group has not committed yet (end offset
+   * minus committed offset; a partition without a commit counts from 0).
+   * @throws FerryError `kafka`.
+   */
+  async groupLag(groupId: string, topic: string): Promise<Map<number, number>> {
+    try {
+      const [ends, committed] = await Promise.all([
+        this.endOffsets(topic),
+        this.committedOffsets(groupId, topic),
+      ]);
+      const lag = new Map<number, number>();
+      for (const [partition, end] of ends) {
+        const from = Math.max(0, Number(committed.get(partition)?.offset ?? 0));
+        lag.set(partition, Math.max(0, Number(end) - from));
+      }
+      return lag;
+    } catch (error: unknown) {
+      throw kafkaError(error, 'reading the consumer group lag failed');
+    }
   }
 
   createProducer(): RecordProducer {

@@ -29,7 +29,7 @@ export type CallbackOutcome =
   /** Under /callbacks but not on the route: a callback URL built wrong (e.g. /callbacks twice). */
   | 'not_found';
 /** Why consumption is paused. */
-export type PauseReason = 'operator' | 'access_denied' | 'backpressure';
+export type PauseReason = 'operator' | 'access_denied' | 'backpressure' | 'draining';
 /** Which Kafka client reported an error. */
 export type KafkaClientLabel = 'consumer' | 'producer' | 'admin';
 
@@ -56,7 +56,12 @@ export const callbackOutcomes: readonly CallbackOutcome[] = [
   'unavailable',
   'not_found',
 ];
-export const pauseReasons: readonly PauseReason[] = ['operator', 'access_denied', 'backpressure'];
+export const pauseReasons: readonly PauseReason[] = [
+  'operator',
+  'access_denied',
+  'backpressure',
+  'draining',
+];
 
 /** Every metric ferry exports besides the default process/Node ones. */
 export interface FerryMetrics {

@@ -3,8 +3,13 @@
  * The pipeline implements it; the admin API depends on this interface only.
  */
 
-/** Why sending is stopped: an operator asked, or the gateway rejected the key. */
-export type PauseReason = 'operator' | 'access_denied';
+import type { ConsumptionPhase, DesiredConsumption } from './consumption-mode.ts';
+
+/**
+ * Why fetching is stopped: an operator paused (sending stops too), an operator is
+ * draining (commands already read still go out), or the gateway rejected the key.
+ */
+export type PauseReason = 'operator' | 'access_denied' | 'draining';
 
 export interface PartitionState {
   readonly topic: string;
@@ -25,6 +30,10 @@ export interface PipelineState {
   readonly commandsInFlight: number;
   /** The last `Access denied` or other stop cause, for people. */
   readonly lastError?: string;
+  /** The operator's desired state this replica applies (src/pipeline/consumption-mode.ts). */
+  readonly desired: DesiredConsumption;
+  /** What this replica does now: `drained` once a drain has nothing left in flight. */
+  readonly phase: ConsumptionPhase;
 }
 
 export interface PipelineControl {
@@ -32,5 +41,7 @@ export interface PipelineControl {
   pause(reason: 'operator'): void;
   /** Clears every pause reason, including an `Access denied` stop; sending resumes. Idempotent. */
   resume(): void;
+  /** Applies the operator's desired state (the fleet's, from the control topic). Idempotent. */
+  setDesired(desired: DesiredConsumption): void;
   state(): PipelineState;
 }

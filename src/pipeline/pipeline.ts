@@ -18,6 +18,7 @@ import { BatchTrace } from './batch-trace.ts';
 import { Batcher } from './batcher.ts';
 import type { Command, CommandReaderOptions, PrepareOperation, ValidCommand } from './command.ts';
 import { CommitMetrics } from './commit-metrics.ts';
+import { ConsumptionMode, type DesiredConsumption } from './consumption-mode.ts';
 import {
   Dispatcher,
   type LookupAnswer,
@@ -30,7 +31,7 @@ import { buildOutputRecords, errorText } from './output-records.ts';
 import { PartitionHandover } from './partition-handover.ts';
 import { PartitionOwnership } from './partition-ownership.ts';
 import { PartitionTransactions } from './partition-transactions.ts';
-import type { PauseReason, PipelineControl, PipelineState } from './pipeline-control.ts';
+import type { PipelineControl, PipelineState } from './pipeline-control.ts';
 import { type Result, sendResult, validationResult } from './result.ts';
 import { SendGate } from './send-gate.ts';
 import { isReconcilable, maxOffset, type SendIntent } from './send-intent.ts';
@@ -123,6 +124,8 @@ export class Pipeline implements PipelineControl {
   readonly #options: PipelineOptions;
   readonly #log: Logger;
   readonly #gate = new SendGate();
+  /** The operator's desired state against this replica's own stops: see consumption-mode.ts. */
+  readonly #mode = new ConsumptionMode();
   readonly #batcher: Batcher<Outbound>;
   readonly #dispatcher: Dispatcher;
   readonly #transactions: PartitionTransactions;
@@ -132,6 +135,8 @@ export class Pipeline implements PipelineControl {
   #lifecycle: Lifecycle = 'idle';
   #commandsInFlight = 0;
   #backpressure = false;
+  /** Whether fetching was on at the last #sync, so that only changes are logged. */
+  #fetching = true;
   #lastError: string | undefined;
   #accessDeniedTimer: NodeJS.Timeout | undefined;
   /** Names this process in the send intents it writes. */
@@ -170,7 +175,6 @@ export class Pipeline implements PipelineControl {
       lingerMs: options.lingerMs,
       onBatch: (batch) => this.#dispatcher.dispatch(batch),
     });
-    this.#gate.onChange((reasons) => this.#gateChanged(reasons));
     this.#transactions = new PartitionTransactions({
       kafka: options.kafka,
       groupId: options.groupId,
@@ -229,9 +233,10 @@ export class Pipeline implements PipelineControl {
       },
     });
     this.#consumer = consumer;
-    await consumer.start();
+    // A paused or draining fleet fetches nothing, not even a first batch.
+    await consumer.start({ paused: !this.#mode.fetching });
     this.#commitMetrics.start();
-    if (!this.#gate.open) consumer.pause();
+    if (!this.#mode.fetching) consumer.pause();
     this.#lifecycle = 'running';
     this.#log.info({ topic: topics.commands, groupId }, 'pipeline started');
   }
@@ -265,13 +270,18 @@ export class Pipeline implements PipelineControl {
     return drained;
   }
 
-  pause(reason: 'operator'): void {
-    this.#gate.close(reason);
+  pause(_reason: 'operator'): void {
+    this.setDesired('paused');
   }
 
   resume(): void {
-    clearTimeout(this.#accessDeniedTimer);
-    this.#gate.release();
+    this.setDesired('running');
+  }
+
+  setDesired(desired: DesiredConsumption): void {
+    this.#mode.desired(desired);
+    if (this.#mode.accessDeniedCause === undefined) clearTimeout(this.#accessDeniedTimer);
+    this.#sync();
   }
 
   state(): PipelineState {
@@ -282,8 +292,10 @@ export class Pipeline implements PipelineControl {
     }));
     const state: PipelineState = {
       running: this.running,
-      paused: !this.#gate.open,
-      pauseReasons: this.#gate.reasons,
+      paused: !this.#mode.fetching,
+      pauseReasons: this.#mode.pauseReasons,
+      desired: this.#mode.desiredState,
+      phase: this.#mode.phase(this.#commandsInFlight),
       partitions,
       envelopesInFlight: this.#dispatcher.inFlight,
       envelopesQueued: this.#dispatcher.queued,
@@ -640,6 +652,9 @@ export class Pipeline implements PipelineControl {
     }
     void this.#transactions.close(lost);
     this.#commitMetrics.owned(partitions);
+    // kafkajs forgets paused topics when it restarts its consumer after a crash; every
+    // join comes before that consumer's first fetch, so a paused replica stays paused.
+    if (!this.#mode.fetching || this.#backpressure) this.#consumer?.pause();
     this.#log.info({ partitions }, 'partitions assigned');
   }
 
@@ -665,6 +680,8 @@ export class Pipeline implements PipelineControl {
   #accessDenied(error: string): void {
     const { accessDeniedRetryMs, metrics } = this.#options;
     this.#lastError = error;
+    this.#mode.accessDenied(error);
+    this.#sync();
     metrics.accessDenied.set(1);
     this.#log.error(
       { retryInMs: accessDeniedRetryMs || undefined },
@@ -674,7 +691,8 @@ export class Pipeline implements PipelineControl {
       clearTimeout(this.#accessDeniedTimer);
       this.#accessDeniedTimer = setTimeout(() => {
         this.#log.info('trying the gateway again after Access denied');
-        this.#gate.release('access_denied');
+        this.#mode.accessRetried();
+        this.#sync();
       }, accessDeniedRetryMs);
       this.#accessDeniedTimer.unref();
     }
@@ -691,22 +709,30 @@ export class Pipeline implements PipelineControl {
     } else if (this.#backpressure && this.#commandsInFlight <= limit / 2) {
       this.#backpressure = false;
       this.#options.metrics.consumptionPaused.set({ reason: 'backpressure' }, 0);
-      if (this.#gate.open && this.#lifecycle === 'running') this.#consumer?.resume();
+      if (this.#mode.fetching && this.#lifecycle === 'running') this.#consumer?.resume();
     }
   }
 
-  #gateChanged(reasons: readonly PauseReason[]): void {
+  /** Brings the send gate, fetching and the metrics in line with the consumption mode. */
+  #sync(): void {
     const { metrics } = this.#options;
-    for (const reason of ['operator', 'access_denied'] as const) {
+    const mode = this.#mode;
+    const reasons = mode.pauseReasons;
+    if (reasons.includes('operator')) this.#gate.close('operator');
+    else this.#gate.release('operator');
+    if (reasons.includes('access_denied')) this.#gate.close('access_denied');
+    else this.#gate.release('access_denied');
+    for (const reason of ['operator', 'access_denied', 'draining'] as const) {
       metrics.consumptionPaused.set({ reason }, reasons.includes(reason) ? 1 : 0);
     }
     if (!reasons.includes('access_denied')) metrics.accessDenied.set(0);
-    if (reasons.length > 0) {
-      this.#consumer?.pause();
-      this.#log.info({ reasons }, 'consumption paused');
-    } else {
-      if (!this.#backpressure) this.#consumer?.resume();
-      this.#log.info('consumption resumed');
+    const fetching = mode.fetching;
+    if (!fetching) this.#consumer?.pause();
+    else if (!this.#backpressure && this.#lifecycle === 'running') this.#consumer?.resume();
+    if (fetching !== this.#fetching) {
+      this.#fetching = fetching;
+      if (fetching) this.#log.info('consumption resumed');
+      else this.#log.info({ reasons }, 'consumption paused');
     }
   }
 }

@@ -10,7 +10,6 @@ const stages = everyValue<Stage>()(['validation', 'upstream', 'transport']);
 const deliveries = everyValue<Delivery>()(['unsent', 'in_doubt']);
 const transports = everyValue<Result['transport']>()(['sync', 'async']);
 
-
 /** A value that becomes a string preview of its JSON text when the record had to be cut. */
 const previewNote = 'When `truncated` is true this may instead be a string preview of its JSON.';
 
@@ -110,8 +109,7 @@ export const resultSchema: JsonSchema = recordSchema<Result>()(
     code: sometimes({
       type: 'string',
       enum: errorCodes,
-      description:
-        'The class of the failure, for programs: present whenever `success` is false.',
+      description: 'The class of the failure, for programs: present whenever `success` is false.',
     }),
     field: sometimes({
       type: 'string',

@@ -1,13 +1,13 @@
+import { ConsumptionMode, type DesiredConsumption } from '../../src/pipeline/consumption-mode.ts';
 import type {
   PartitionState,
-  PauseReason,
   PipelineControl,
   PipelineState,
 } from '../../src/pipeline/pipeline-control.ts';
 
 /** A test double of the pipeline's control surface: real state, no Kafka. */
 export class InMemoryPipeline implements PipelineControl {
-  readonly #reasons = new Set<PauseReason>();
+  readonly #mode = new ConsumptionMode();
   #lastError: string | undefined;
   partitions: PartitionState[] = [
     { topic: 'ferry.commands', partition: 0, lag: 5 },
@@ -18,25 +18,31 @@ export class InMemoryPipeline implements PipelineControl {
   envelopesQueued = 3;
   commandsInFlight = 11;
 
-  pause(reason: 'operator'): void {
-    this.#reasons.add(reason);
+  pause(_reason: 'operator'): void {
+    this.#mode.desired('paused');
   }
 
   /** What the pipeline does when the gateway answers `Access denied` (README, Guarantees 5). */
   stopForAccessDenied(error: string): void {
-    this.#reasons.add('access_denied');
+    this.#mode.accessDenied(error);
     this.#lastError = error;
   }
 
   resume(): void {
-    this.#reasons.clear();
+    this.#mode.desired('running');
+  }
+
+  setDesired(desired: DesiredConsumption): void {
+    this.#mode.desired(desired);
   }
 
   state(): PipelineState {
     return {
       running: true,
-      paused: this.#reasons.size > 0,
-      pauseReasons: [...this.#reasons],
+      paused: !this.#mode.fetching,
+      pauseReasons: this.#mode.pauseReasons,
+      desired: this.#mode.desiredState,
+      phase: this.#mode.phase(this.commandsInFlight),
       partitions: this.partitions,
       envelopesInFlight: this.envelopesInFlight,
       envelopesQueued: this.envelopesQueued,

@@ -85,6 +85,8 @@ export function loopbackEnv(options: LoopbackEnvOptions): Record<string, string>
     FERRY_TOPIC_DLQ: topics.dlq,
     // Named after the status topic: unique per test like it, with no new field to pass.
     FERRY_TOPIC_UNPARSED_CALLBACKS: `${topics.status}.unparsed`,
+    // Each test's fleet of its own: a pause in one test must not reach another's ferry.
+    FERRY_TOPIC_CONTROL: `${options.group}.control`,
     FERRY_API_KEY: options.apiKey,
     FERRY_SYNC_BASE_URL: options.gatewayUrl,
     FERRY_ASYNC_BASE_URL: options.gatewayUrl,

@@ -45,12 +45,14 @@ const topics = testTopics();
 const clientId = `${topics.group}-client`;
 // As loopbackEnv names it.
 const unparsedTopic = `${topics.status}.unparsed`;
+const controlTopic = `${topics.group}.control`;
 const names = {
   FERRY_TOPIC_COMMANDS: topics.commands,
   FERRY_TOPIC_RESULTS: topics.results,
   FERRY_TOPIC_STATUS: topics.status,
   FERRY_TOPIC_DLQ: topics.dlq,
   FERRY_TOPIC_UNPARSED_CALLBACKS: unparsedTopic,
+  FERRY_TOPIC_CONTROL: controlTopic,
   FERRY_KAFKA_GROUP: topics.group,
   FERRY_KAFKA_CLIENT_ID: clientId,
 };
@@ -81,6 +83,17 @@ before(async () => {
         replicationFactor: 1,
       }),
     ),
+  });
+  await broker.admin.createTopics({
+    waitForLeaders: true,
+    topics: [
+      {
+        topic: controlTopic,
+        numPartitions: 1,
+        replicationFactor: 1,
+        configEntries: [{ name: 'cleanup.policy', value: 'compact' }],
+      },
+    ],
   });
 });
 
@@ -184,6 +197,7 @@ test('the documented kafka-acls.sh commands, run with Kafka’s AclCommand, gran
     FERRY_TOPIC_STATUS: 'ferry.status',
     FERRY_TOPIC_DLQ: 'ferry.dlq',
     FERRY_TOPIC_UNPARSED_CALLBACKS: 'ferry.callbacks.unparsed',
+    FERRY_TOPIC_CONTROL: 'ferry.control',
     FERRY_KAFKA_GROUP: 'ferry',
     FERRY_KAFKA_CLIENT_ID: 'ferry',
   });

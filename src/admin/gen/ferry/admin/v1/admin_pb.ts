@@ -12,7 +12,7 @@ import type { JsonObject, Message, UnknownEnum } from "@bufbuild/protobuf";
  * Describes the file ferry/admin/v1/admin.proto.
  */
 export const file_ferry_admin_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("ChpmZXJyeS9hZG1pbi92MS9hZG1pbi5wcm90bxIOZmVycnkuYWRtaW4udjEiEwoRR2V0QmFsYW5jZVJlcXVlc3QiWwoSR2V0QmFsYW5jZVJlc3BvbnNlEg4KBmFtb3VudBgBIAEoARIQCghjdXJyZW5jeRgCIAEoCRIjCgNyYXcYDyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUiFAoSTGlzdFNlbmRlcnNSZXF1ZXN0IiYKBlNlbmRlchIMCgRuYW1lGAEgASgJEg4KBnN0YXR1cxgCIAEoCSJjChNMaXN0U2VuZGVyc1Jlc3BvbnNlEicKB3NlbmRlcnMYASADKAsyFi5mZXJyeS5hZG1pbi52MS5TZW5kZXISIwoDcmF3GA8gASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIkgKEExvb2t1cEhsclJlcXVlc3QSDwoCaWQYASABKANIAIgBARISCgVwaG9uZRgCIAEoBEgBiAEBQgUKA19pZEIICgZfcGhvbmUiKgoKSGxyQ291bnRyeRIMCgRuYW1lGAEgASgJEg4KBnByZWZpeBgCIAEoDSJXCgpIbHJOZXR3b3JrEgwKBG5hbWUYASABKAkSDgoGcHJlZml4GAIgASgNEisKB2NvdW50cnkYAyABKAsyGi5mZXJyeS5hZG1pbi52MS5IbHJDb3VudHJ5Iu0BChFMb29rdXBIbHJSZXNwb25zZRINCgVwaG9uZRgBIAEoBBIOCgZzdGF0dXMYAiABKAkSDAoEaW1zaRgDIAEoBBIOCgZtY2NtbmMYBCABKA0SDgoGcG9ydGVkGAUgASgIEjIKDm9yaWdpbl9uZXR3b3JrGAYgASgLMhouZmVycnkuYWRtaW4udjEuSGxyTmV0d29yaxIyCg5wb3J0ZWRfbmV0d29yaxgHIAEoCzIaLmZlcnJ5LmFkbWluLnYxLkhsck5ldHdvcmsSIwoDcmF3GA8gASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIjEKF0dldE1lc3NhZ2VTdGF0dXNSZXF1ZXN0Eg8KAmlkGAEgASgDSACIAQFCBQoDX2lkIj0KClJlcGx5TWVkaWESCwoDdXJsGAEgASgJEhAKCGZpbGVuYW1lGAIgASgJEhAKCGZpbGVzaXplGAMgASgEInUKBVJlcGx5EhAKCGRhdGV0aW1lGAEgASgJEhQKB21lc3NhZ2UYAiABKAlIAIgBARIuCgVtZWRpYRgDIAEoCzIaLmZlcnJ5LmFkbWluLnYxLlJlcGx5TWVkaWFIAYgBAUIKCghfbWVzc2FnZUIICgZfbWVkaWEisgEKGEdldE1lc3NhZ2VTdGF0dXNSZXNwb25zZRIKCgJpZBgBIAEoCRIOCgZtc2dfaWQYAiABKAkSDAoEdHlwZRgDIAEoCRIOCgZzdGF0dXMYBCABKAkSDwoHdXBkYXRlZBgFIAEoCRImCgdyZXBsaWVzGAYgAygLMhUuZmVycnkuYWRtaW4udjEuUmVwbHkSIwoDcmF3GA8gASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIkYKDkNhbGxPdHBSZXF1ZXN0Eg8KAmlkGAEgASgDSACIAQESEgoFcGhvbmUYAiABKARIAYgBAUIFCgNfaWRCCAoGX3Bob25lIjoKD0NhbGxPdHBSZXNwb25zZRInCgZyZXN1bHQYASABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IlcKFUNyZWF0ZVRlbXBsYXRlUmVxdWVzdBIVCgh0ZW1wbGF0ZRgBIAEoCUgAiAEBEhEKBG5hbWUYAiABKAlIAYgBAUILCglfdGVtcGxhdGVCBwoFX25hbWUiQwoWQ3JlYXRlVGVtcGxhdGVSZXNwb25zZRIpCgh0ZW1wbGF0ZRgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiVAoWRGVsZXRlVGVtcGxhdGVzUmVxdWVzdBIPCgJpZBgBIAEoCUgAiAEBEhUKCHRlbXBsYXRlGAIgASgJSAGIAQFCBQoDX2lkQgsKCV90ZW1wbGF0ZSJBChdEZWxldGVUZW1wbGF0ZXNSZXNwb25zZRImCgZyZXN1bHQYASABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUiFgoUTGlzdFRlbXBsYXRlc1JlcXVlc3QiQwoVTGlzdFRlbXBsYXRlc1Jlc3BvbnNlEioKCXRlbXBsYXRlcxgBIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiRQoaQ3JlYXRlVmliZXJUZW1wbGF0ZVJlcXVlc3QSJwoGZmllbGRzGAEgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJFChtDcmVhdGVWaWJlclRlbXBsYXRlUmVzcG9uc2USJgoGcmVzdWx0GAEgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIkYKG0RlbGV0ZVZpYmVyVGVtcGxhdGVzUmVxdWVzdBInCgZmaWVsZHMYASABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IkYKHERlbGV0ZVZpYmVyVGVtcGxhdGVzUmVzcG9uc2USJgoGcmVzdWx0GAEgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIkQKGUxpc3RWaWJlclRlbXBsYXRlc1JlcXVlc3QSJwoGZmllbGRzGAEgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJEChpMaXN0VmliZXJUZW1wbGF0ZXNSZXNwb25zZRImCgZyZXN1bHQYASABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUiPwoOUGFydGl0aW9uU3RhdGUSDQoFdG9waWMYASABKAkSEQoJcGFydGl0aW9uGAIgASgFEgsKA2xhZxgDIAEoAyKmAgoNUGlwZWxpbmVTdGF0ZRIPCgdydW5uaW5nGAEgASgIEg4KBnBhdXNlZBgCIAEoCBIyCg1wYXVzZV9yZWFzb25zGAMgAygOMhsuZmVycnkuYWRtaW4udjEuUGF1c2VSZWFzb24SMgoKcGFydGl0aW9ucxgEIAMoCzIeLmZlcnJ5LmFkbWluLnYxLlBhcnRpdGlvblN0YXRlEhsKE2VudmVsb3Blc19pbl9mbGlnaHQYBSABKA0SGAoQZW52ZWxvcGVzX3F1ZXVlZBgGIAEoDRIaChJjb21tYW5kc19pbl9mbGlnaHQYByABKA0SFwoKbGFzdF9lcnJvchgIIAEoCUgAiAEBEhEKCXRvdGFsX2xhZxgJIAEoA0INCgtfbGFzdF9lcnJvciIZChdQYXVzZUNvbnN1bXB0aW9uUmVxdWVzdCJIChhQYXVzZUNvbnN1bXB0aW9uUmVzcG9uc2USLAoFc3RhdGUYASABKAsyHS5mZXJyeS5hZG1pbi52MS5QaXBlbGluZVN0YXRlIhoKGFJlc3VtZUNvbnN1bXB0aW9uUmVxdWVzdCJJChlSZXN1bWVDb25zdW1wdGlvblJlc3BvbnNlEiwKBXN0YXRlGAEgASgLMh0uZmVycnkuYWRtaW4udjEuUGlwZWxpbmVTdGF0ZSIZChdHZXRQaXBlbGluZVN0YXRlUmVxdWVzdCJZChhHZXRQaXBlbGluZVN0YXRlUmVzcG9uc2USLAoFc3RhdGUYASABKAsyHS5mZXJyeS5hZG1pbi52MS5QaXBlbGluZVN0YXRlEg8KB3ZlcnNpb24YAiABKAkirQIKGFJlcGxheURlYWRMZXR0ZXJzUmVxdWVzdBINCgVsaW1pdBgBIAEoDRIbCg5lcnJvcl9jb250YWlucxgCIAEoCUgAiAEBEhEKBHR5cGUYAyABKAlIAYgBARIYChBpbmNsdWRlX2luX2RvdWJ0GAQgASgIEg8KB2RyeV9ydW4YBSABKAgSKQoFc2luY2UYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEikKBXVudGlsGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI1Cglwb3NpdGlvbnMYCCADKAsyIi5mZXJyeS5hZG1pbi52MS5EZWFkTGV0dGVyUG9zaXRpb25CEQoPX2Vycm9yX2NvbnRhaW5zQgcKBV90eXBlIjcKEkRlYWRMZXR0ZXJQb3NpdGlvbhIRCglwYXJ0aXRpb24YASABKAUSDgoGb2Zmc2V0GAIgASgDIrIBChlSZXBsYXlEZWFkTGV0dGVyc1Jlc3BvbnNlEhAKCHJlcGxheWVkGAEgASgNEg8KB3NjYW5uZWQYAiABKA0SDwoHc2tpcHBlZBgDIAEoDRIYChBhbHJlYWR5X3JlcGxheWVkGAQgASgNEhUKDWxpbWl0X3JlYWNoZWQYBSABKAgSMAoMd291bGRfcmVwbGF5GAYgAygLMhouZmVycnkuYWRtaW4udjEuRGVhZExldHRlciLVAgoKRGVhZExldHRlchI0Cghwb3NpdGlvbhgBIAEoCzIiLmZlcnJ5LmFkbWluLnYxLkRlYWRMZXR0ZXJQb3NpdGlvbhIoCgR0aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBILCgNrZXkYAyABKAkSDQoFZXJyb3IYBCABKAkSEAoIZGVsaXZlcnkYBSABKAkSDAoEdHlwZRgGIAEoCRIRCgl0cnVuY2F0ZWQYByABKAgSEAoIcmVwbGF5ZWQYCCABKAgSOAoHaGVhZGVycxgJIAMoCzInLmZlcnJ5LmFkbWluLnYxLkRlYWRMZXR0ZXIuSGVhZGVyc0VudHJ5EhIKBXZhbHVlGAogASgJSACIAQEaLgoMSGVhZGVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCCAoGX3ZhbHVlIrsCChZMaXN0RGVhZExldHRlcnNSZXF1ZXN0Eg0KBWxpbWl0GAEgASgNEhsKDmVycm9yX2NvbnRhaW5zGAIgASgJSACIAQESEQoEdHlwZRgDIAEoCUgBiAEBEikKBXNpbmNlGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIpCgV1bnRpbBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoIaW5fZG91YnQYBiABKAhIAogBARI1Cglwb3NpdGlvbnMYByADKAsyIi5mZXJyeS5hZG1pbi52MS5EZWFkTGV0dGVyUG9zaXRpb24SFQoNaW5jbHVkZV92YWx1ZRgIIAEoCEIRCg9fZXJyb3JfY29udGFpbnNCBwoFX3R5cGVCCwoJX2luX2RvdWJ0InMKF0xpc3REZWFkTGV0dGVyc1Jlc3BvbnNlEjAKDGRlYWRfbGV0dGVycxgBIAMoCzIaLmZlcnJ5LmFkbWluLnYxLkRlYWRMZXR0ZXISDwoHc2Nhbm5lZBgCIAEoDRIVCg1saW1pdF9yZWFjaGVkGAMgASgIKmYKC1BhdXNlUmVhc29uEhwKGFBBVVNFX1JFQVNPTl9VTlNQRUNJRklFRBAAEhkKFVBBVVNFX1JFQVNPTl9PUEVSQVRPUhABEh4KGlBBVVNFX1JFQVNPTl9BQ0NFU1NfREVOSUVEEAIyuQwKDEFkbWluU2VydmljZRJTCgpHZXRCYWxhbmNlEiEuZmVycnkuYWRtaW4udjEuR2V0QmFsYW5jZVJlcXVlc3QaIi5mZXJyeS5hZG1pbi52MS5HZXRCYWxhbmNlUmVzcG9uc2USVgoLTGlzdFNlbmRlcnMSIi5mZXJyeS5hZG1pbi52MS5MaXN0U2VuZGVyc1JlcXVlc3QaIy5mZXJyeS5hZG1pbi52MS5MaXN0U2VuZGVyc1Jlc3BvbnNlElAKCUxvb2t1cEhschIgLmZlcnJ5LmFkbWluLnYxLkxvb2t1cEhsclJlcXVlc3QaIS5mZXJyeS5hZG1pbi52MS5Mb29rdXBIbHJSZXNwb25zZRJlChBHZXRNZXNzYWdlU3RhdHVzEicuZmVycnkuYWRtaW4udjEuR2V0TWVzc2FnZVN0YXR1c1JlcXVlc3QaKC5mZXJyeS5hZG1pbi52MS5HZXRNZXNzYWdlU3RhdHVzUmVzcG9uc2USSgoHQ2FsbE90cBIeLmZlcnJ5LmFkbWluLnYxLkNhbGxPdHBSZXF1ZXN0Gh8uZmVycnkuYWRtaW4udjEuQ2FsbE90cFJlc3BvbnNlEl8KDkNyZWF0ZVRlbXBsYXRlEiUuZmVycnkuYWRtaW4udjEuQ3JlYXRlVGVtcGxhdGVSZXF1ZXN0GiYuZmVycnkuYWRtaW4udjEuQ3JlYXRlVGVtcGxhdGVSZXNwb25zZRJiCg9EZWxldGVUZW1wbGF0ZXMSJi5mZXJyeS5hZG1pbi52MS5EZWxldGVUZW1wbGF0ZXNSZXF1ZXN0GicuZmVycnkuYWRtaW4udjEuRGVsZXRlVGVtcGxhdGVzUmVzcG9uc2USXAoNTGlzdFRlbXBsYXRlcxIkLmZlcnJ5LmFkbWluLnYxLkxpc3RUZW1wbGF0ZXNSZXF1ZXN0GiUuZmVycnkuYWRtaW4udjEuTGlzdFRlbXBsYXRlc1Jlc3BvbnNlEm4KE0NyZWF0ZVZpYmVyVGVtcGxhdGUSKi5mZXJyeS5hZG1pbi52MS5DcmVhdGVWaWJlclRlbXBsYXRlUmVxdWVzdBorLmZlcnJ5LmFkbWluLnYxLkNyZWF0ZVZpYmVyVGVtcGxhdGVSZXNwb25zZRJxChREZWxldGVWaWJlclRlbXBsYXRlcxIrLmZlcnJ5LmFkbWluLnYxLkRlbGV0ZVZpYmVyVGVtcGxhdGVzUmVxdWVzdBosLmZlcnJ5LmFkbWluLnYxLkRlbGV0ZVZpYmVyVGVtcGxhdGVzUmVzcG9uc2USawoSTGlzdFZpYmVyVGVtcGxhdGVzEikuZmVycnkuYWRtaW4udjEuTGlzdFZpYmVyVGVtcGxhdGVzUmVxdWVzdBoqLmZlcnJ5LmFkbWluLnYxLkxpc3RWaWJlclRlbXBsYXRlc1Jlc3BvbnNlEmUKEFBhdXNlQ29uc3VtcHRpb24SJy5mZXJyeS5hZG1pbi52MS5QYXVzZUNvbnN1bXB0aW9uUmVxdWVzdBooLmZlcnJ5LmFkbWluLnYxLlBhdXNlQ29uc3VtcHRpb25SZXNwb25zZRJoChFSZXN1bWVDb25zdW1wdGlvbhIoLmZlcnJ5LmFkbWluLnYxLlJlc3VtZUNvbnN1bXB0aW9uUmVxdWVzdBopLmZlcnJ5LmFkbWluLnYxLlJlc3VtZUNvbnN1bXB0aW9uUmVzcG9uc2USZQoQR2V0UGlwZWxpbmVTdGF0ZRInLmZlcnJ5LmFkbWluLnYxLkdldFBpcGVsaW5lU3RhdGVSZXF1ZXN0GiguZmVycnkuYWRtaW4udjEuR2V0UGlwZWxpbmVTdGF0ZVJlc3BvbnNlEmgKEVJlcGxheURlYWRMZXR0ZXJzEiguZmVycnkuYWRtaW4udjEuUmVwbGF5RGVhZExldHRlcnNSZXF1ZXN0GikuZmVycnkuYWRtaW4udjEuUmVwbGF5RGVhZExldHRlcnNSZXNwb25zZRJiCg9MaXN0RGVhZExldHRlcnMSJi5mZXJyeS5hZG1pbi52MS5MaXN0RGVhZExldHRlcnNSZXF1ZXN0GicuZmVycnkuYWRtaW4udjEuTGlzdERlYWRMZXR0ZXJzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChpmZXJyeS9hZG1pbi92MS9hZG1pbi5wcm90bxIOZmVycnkuYWRtaW4udjEiEwoRR2V0QmFsYW5jZVJlcXVlc3QiWwoSR2V0QmFsYW5jZVJlc3BvbnNlEg4KBmFtb3VudBgBIAEoARIQCghjdXJyZW5jeRgCIAEoCRIjCgNyYXcYDyABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUiFAoSTGlzdFNlbmRlcnNSZXF1ZXN0IiYKBlNlbmRlchIMCgRuYW1lGAEgASgJEg4KBnN0YXR1cxgCIAEoCSJjChNMaXN0U2VuZGVyc1Jlc3BvbnNlEicKB3NlbmRlcnMYASADKAsyFi5mZXJyeS5hZG1pbi52MS5TZW5kZXISIwoDcmF3GA8gASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIkgKEExvb2t1cEhsclJlcXVlc3QSDwoCaWQYASABKANIAIgBARISCgVwaG9uZRgCIAEoBEgBiAEBQgUKA19pZEIICgZfcGhvbmUiKgoKSGxyQ291bnRyeRIMCgRuYW1lGAEgASgJEg4KBnByZWZpeBgCIAEoDSJXCgpIbHJOZXR3b3JrEgwKBG5hbWUYASABKAkSDgoGcHJlZml4GAIgASgNEisKB2NvdW50cnkYAyABKAsyGi5mZXJyeS5hZG1pbi52MS5IbHJDb3VudHJ5Iu0BChFMb29rdXBIbHJSZXNwb25zZRINCgVwaG9uZRgBIAEoBBIOCgZzdGF0dXMYAiABKAkSDAoEaW1zaRgDIAEoBBIOCgZtY2NtbmMYBCABKA0SDgoGcG9ydGVkGAUgASgIEjIKDm9yaWdpbl9uZXR3b3JrGAYgASgLMhouZmVycnkuYWRtaW4udjEuSGxyTmV0d29yaxIyCg5wb3J0ZWRfbmV0d29yaxgHIAEoCzIaLmZlcnJ5LmFkbWluLnYxLkhsck5ldHdvcmsSIwoDcmF3GA8gASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIjEKF0dldE1lc3NhZ2VTdGF0dXNSZXF1ZXN0Eg8KAmlkGAEgASgDSACIAQFCBQoDX2lkIj0KClJlcGx5TWVkaWESCwoDdXJsGAEgASgJEhAKCGZpbGVuYW1lGAIgASgJEhAKCGZpbGVzaXplGAMgASgEInUKBVJlcGx5EhAKCGRhdGV0aW1lGAEgASgJEhQKB21lc3NhZ2UYAiABKAlIAIgBARIuCgVtZWRpYRgDIAEoCzIaLmZlcnJ5LmFkbWluLnYxLlJlcGx5TWVkaWFIAYgBAUIKCghfbWVzc2FnZUIICgZfbWVkaWEisgEKGEdldE1lc3NhZ2VTdGF0dXNSZXNwb25zZRIKCgJpZBgBIAEoCRIOCgZtc2dfaWQYAiABKAkSDAoEdHlwZRgDIAEoCRIOCgZzdGF0dXMYBCABKAkSDwoHdXBkYXRlZBgFIAEoCRImCgdyZXBsaWVzGAYgAygLMhUuZmVycnkuYWRtaW4udjEuUmVwbHkSIwoDcmF3GA8gASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIkYKDkNhbGxPdHBSZXF1ZXN0Eg8KAmlkGAEgASgDSACIAQESEgoFcGhvbmUYAiABKARIAYgBAUIFCgNfaWRCCAoGX3Bob25lIjoKD0NhbGxPdHBSZXNwb25zZRInCgZyZXN1bHQYASABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IlcKFUNyZWF0ZVRlbXBsYXRlUmVxdWVzdBIVCgh0ZW1wbGF0ZRgBIAEoCUgAiAEBEhEKBG5hbWUYAiABKAlIAYgBAUILCglfdGVtcGxhdGVCBwoFX25hbWUiQwoWQ3JlYXRlVGVtcGxhdGVSZXNwb25zZRIpCgh0ZW1wbGF0ZRgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiVAoWRGVsZXRlVGVtcGxhdGVzUmVxdWVzdBIPCgJpZBgBIAEoCUgAiAEBEhUKCHRlbXBsYXRlGAIgASgJSAGIAQFCBQoDX2lkQgsKCV90ZW1wbGF0ZSJBChdEZWxldGVUZW1wbGF0ZXNSZXNwb25zZRImCgZyZXN1bHQYASABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUiFgoUTGlzdFRlbXBsYXRlc1JlcXVlc3QiQwoVTGlzdFRlbXBsYXRlc1Jlc3BvbnNlEioKCXRlbXBsYXRlcxgBIAMoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiRQoaQ3JlYXRlVmliZXJUZW1wbGF0ZVJlcXVlc3QSJwoGZmllbGRzGAEgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJFChtDcmVhdGVWaWJlclRlbXBsYXRlUmVzcG9uc2USJgoGcmVzdWx0GAEgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIkYKG0RlbGV0ZVZpYmVyVGVtcGxhdGVzUmVxdWVzdBInCgZmaWVsZHMYASABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IkYKHERlbGV0ZVZpYmVyVGVtcGxhdGVzUmVzcG9uc2USJgoGcmVzdWx0GAEgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlIkQKGUxpc3RWaWJlclRlbXBsYXRlc1JlcXVlc3QSJwoGZmllbGRzGAEgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJEChpMaXN0VmliZXJUZW1wbGF0ZXNSZXNwb25zZRImCgZyZXN1bHQYASABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUiPwoOUGFydGl0aW9uU3RhdGUSDQoFdG9waWMYASABKAkSEQoJcGFydGl0aW9uGAIgASgFEgsKA2xhZxgDIAEoAyLqAgoNUGlwZWxpbmVTdGF0ZRIPCgdydW5uaW5nGAEgASgIEg4KBnBhdXNlZBgCIAEoCBIyCg1wYXVzZV9yZWFzb25zGAMgAygOMhsuZmVycnkuYWRtaW4udjEuUGF1c2VSZWFzb24SMgoKcGFydGl0aW9ucxgEIAMoCzIeLmZlcnJ5LmFkbWluLnYxLlBhcnRpdGlvblN0YXRlEhsKE2VudmVsb3Blc19pbl9mbGlnaHQYBSABKA0SGAoQZW52ZWxvcGVzX3F1ZXVlZBgGIAEoDRIaChJjb21tYW5kc19pbl9mbGlnaHQYByABKA0SFwoKbGFzdF9lcnJvchgIIAEoCUgAiAEBEhEKCXRvdGFsX2xhZxgJIAEoAxINCgVwaGFzZRgUIAEoCRIzCgdkZXNpcmVkGBUgASgOMiIuZmVycnkuYWRtaW4udjEuRGVzaXJlZENvbnN1bXB0aW9uQg0KC19sYXN0X2Vycm9yIoEBChFGbGVldERlc2lyZWRTdGF0ZRIzCgdkZXNpcmVkGAEgASgOMiIuZmVycnkuYWRtaW4udjEuRGVzaXJlZENvbnN1bXB0aW9uEg8KB3ZlcnNpb24YAiABKAQSDgoGcmVhc29uGAMgASgJEgoKAmJ5GAQgASgJEgoKAmF0GAUgASgJIqwBCgxSZXBsaWNhU3RhdGUSCgoCaWQYASABKAkSDwoHdmVyc2lvbhgCIAEoCRIsCgVzdGF0ZRgDIAEoCzIdLmZlcnJ5LmFkbWluLnYxLlBpcGVsaW5lU3RhdGUSEQoJbGFzdF9zZWVuGAQgASgJEhEKCWFuc3dlcmluZxgFIAEoCBIXCg9hcHBsaWVkX3ZlcnNpb24YBiABKAQSEgoKYXBwbGllZF9hdBgHIAEoCSKyAQoLRmxlZXRUb3RhbHMSEAoIcmVwbGljYXMYASABKA0SFwoPcGF1c2VkX3JlcGxpY2FzGAIgASgNEhIKCnBhcnRpdGlvbnMYAyABKA0SEQoJdG90YWxfbGFnGAQgASgDEhsKE2VudmVsb3Blc19pbl9mbGlnaHQYBSABKA0SGAoQZW52ZWxvcGVzX3F1ZXVlZBgGIAEoDRIaChJjb21tYW5kc19pbl9mbGlnaHQYByABKA0iwgEKDlJlcGxheVByb2dyZXNzEg0KBW93bmVyGAEgASgJEg0KBXN0YXRlGAIgASgJEhAKCHJlcGxheWVkGAMgASgNEg8KB3NjYW5uZWQYBCABKA0SDwoHc2tpcHBlZBgFIAEoDRIYChBhbHJlYWR5X3JlcGxheWVkGAYgASgNEhIKCnN0YXJ0ZWRfYXQYByABKAkSEgoKdXBkYXRlZF9hdBgIIAEoCRISCgVlcnJvchgJIAEoCUgAiAEBQggKBl9lcnJvciLdAQoKRmxlZXRTdGF0ZRIyCgdkZXNpcmVkGAEgASgLMiEuZmVycnkuYWRtaW4udjEuRmxlZXREZXNpcmVkU3RhdGUSLgoIcmVwbGljYXMYAiADKAsyHC5mZXJyeS5hZG1pbi52MS5SZXBsaWNhU3RhdGUSKwoGdG90YWxzGAMgASgLMhsuZmVycnkuYWRtaW4udjEuRmxlZXRUb3RhbHMSMwoGcmVwbGF5GAQgASgLMh4uZmVycnkuYWRtaW4udjEuUmVwbGF5UHJvZ3Jlc3NIAIgBAUIJCgdfcmVwbGF5IikKF1BhdXNlQ29uc3VtcHRpb25SZXF1ZXN0Eg4KBnJlYXNvbhgUIAEoCSJzChhQYXVzZUNvbnN1bXB0aW9uUmVzcG9uc2USLAoFc3RhdGUYASABKAsyHS5mZXJyeS5hZG1pbi52MS5QaXBlbGluZVN0YXRlEikKBWZsZWV0GBQgASgLMhouZmVycnkuYWRtaW4udjEuRmxlZXRTdGF0ZSIqChhSZXN1bWVDb25zdW1wdGlvblJlcXVlc3QSDgoGcmVhc29uGBQgASgJInQKGVJlc3VtZUNvbnN1bXB0aW9uUmVzcG9uc2USLAoFc3RhdGUYASABKAsyHS5mZXJyeS5hZG1pbi52MS5QaXBlbGluZVN0YXRlEikKBWZsZWV0GBQgASgLMhouZmVycnkuYWRtaW4udjEuRmxlZXRTdGF0ZSIZChdHZXRQaXBlbGluZVN0YXRlUmVxdWVzdCKEAQoYR2V0UGlwZWxpbmVTdGF0ZVJlc3BvbnNlEiwKBXN0YXRlGAEgASgLMh0uZmVycnkuYWRtaW4udjEuUGlwZWxpbmVTdGF0ZRIPCgd2ZXJzaW9uGAIgASgJEikKBWZsZWV0GBQgASgLMhouZmVycnkuYWRtaW4udjEuRmxlZXRTdGF0ZSIpChdEcmFpbkNvbnN1bXB0aW9uUmVxdWVzdBIOCgZyZWFzb24YASABKAkicwoYRHJhaW5Db25zdW1wdGlvblJlc3BvbnNlEiwKBXN0YXRlGAEgASgLMh0uZmVycnkuYWRtaW4udjEuUGlwZWxpbmVTdGF0ZRIpCgVmbGVldBgCIAEoCzIaLmZlcnJ5LmFkbWluLnYxLkZsZWV0U3RhdGUirQIKGFJlcGxheURlYWRMZXR0ZXJzUmVxdWVzdBINCgVsaW1pdBgBIAEoDRIbCg5lcnJvcl9jb250YWlucxgCIAEoCUgAiAEBEhEKBHR5cGUYAyABKAlIAYgBARIYChBpbmNsdWRlX2luX2RvdWJ0GAQgASgIEg8KB2RyeV9ydW4YBSABKAgSKQoFc2luY2UYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEikKBXVudGlsGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI1Cglwb3NpdGlvbnMYCCADKAsyIi5mZXJyeS5hZG1pbi52MS5EZWFkTGV0dGVyUG9zaXRpb25CEQoPX2Vycm9yX2NvbnRhaW5zQgcKBV90eXBlIjcKEkRlYWRMZXR0ZXJQb3NpdGlvbhIRCglwYXJ0aXRpb24YASABKAUSDgoGb2Zmc2V0GAIgASgDIrIBChlSZXBsYXlEZWFkTGV0dGVyc1Jlc3BvbnNlEhAKCHJlcGxheWVkGAEgASgNEg8KB3NjYW5uZWQYAiABKA0SDwoHc2tpcHBlZBgDIAEoDRIYChBhbHJlYWR5X3JlcGxheWVkGAQgASgNEhUKDWxpbWl0X3JlYWNoZWQYBSABKAgSMAoMd291bGRfcmVwbGF5GAYgAygLMhouZmVycnkuYWRtaW4udjEuRGVhZExldHRlciLVAgoKRGVhZExldHRlchI0Cghwb3NpdGlvbhgBIAEoCzIiLmZlcnJ5LmFkbWluLnYxLkRlYWRMZXR0ZXJQb3NpdGlvbhIoCgR0aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBILCgNrZXkYAyABKAkSDQoFZXJyb3IYBCABKAkSEAoIZGVsaXZlcnkYBSABKAkSDAoEdHlwZRgGIAEoCRIRCgl0cnVuY2F0ZWQYByABKAgSEAoIcmVwbGF5ZWQYCCABKAgSOAoHaGVhZGVycxgJIAMoCzInLmZlcnJ5LmFkbWluLnYxLkRlYWRMZXR0ZXIuSGVhZGVyc0VudHJ5EhIKBXZhbHVlGAogASgJSACIAQEaLgoMSGVhZGVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCCAoGX3ZhbHVlIrsCChZMaXN0RGVhZExldHRlcnNSZXF1ZXN0Eg0KBWxpbWl0GAEgASgNEhsKDmVycm9yX2NvbnRhaW5zGAIgASgJSACIAQESEQoEdHlwZRgDIAEoCUgBiAEBEikKBXNpbmNlGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIpCgV1bnRpbBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoIaW5fZG91YnQYBiABKAhIAogBARI1Cglwb3NpdGlvbnMYByADKAsyIi5mZXJyeS5hZG1pbi52MS5EZWFkTGV0dGVyUG9zaXRpb24SFQoNaW5jbHVkZV92YWx1ZRgIIAEoCEIRCg9fZXJyb3JfY29udGFpbnNCBwoFX3R5cGVCCwoJX2luX2RvdWJ0InMKF0xpc3REZWFkTGV0dGVyc1Jlc3BvbnNlEjAKDGRlYWRfbGV0dGVycxgBIAMoCzIaLmZlcnJ5LmFkbWluLnYxLkRlYWRMZXR0ZXISDwoHc2Nhbm5lZBgCIAEoDRIVCg1saW1pdF9yZWFjaGVkGAMgASgIKoEBCgtQYXVzZVJlYXNvbhIcChhQQVVTRV9SRUFTT05fVU5TUEVDSUZJRUQQABIZChVQQVVTRV9SRUFTT05fT1BFUkFUT1IQARIeChpQQVVTRV9SRUFTT05fQUNDRVNTX0RFTklFRBACEhkKFVBBVVNFX1JFQVNPTl9EUkFJTklORxADKpwBChJEZXNpcmVkQ29uc3VtcHRpb24SIwofREVTSVJFRF9DT05TVU1QVElPTl9VTlNQRUNJRklFRBAAEh8KG0RFU0lSRURfQ09OU1VNUFRJT05fUlVOTklORxABEh4KGkRFU0lSRURfQ09OU1VNUFRJT05fUEFVU0VEEAISIAocREVTSVJFRF9DT05TVU1QVElPTl9EUkFJTklORxADMqANCgxBZG1pblNlcnZpY2USUwoKR2V0QmFsYW5jZRIhLmZlcnJ5LmFkbWluLnYxLkdldEJhbGFuY2VSZXF1ZXN0GiIuZmVycnkuYWRtaW4udjEuR2V0QmFsYW5jZVJlc3BvbnNlElYKC0xpc3RTZW5kZXJzEiIuZmVycnkuYWRtaW4udjEuTGlzdFNlbmRlcnNSZXF1ZXN0GiMuZmVycnkuYWRtaW4udjEuTGlzdFNlbmRlcnNSZXNwb25zZRJQCglMb29rdXBIbHISIC5mZXJyeS5hZG1pbi52MS5Mb29rdXBIbHJSZXF1ZXN0GiEuZmVycnkuYWRtaW4udjEuTG9va3VwSGxyUmVzcG9uc2USZQoQR2V0TWVzc2FnZVN0YXR1cxInLmZlcnJ5LmFkbWluLnYxLkdldE1lc3NhZ2VTdGF0dXNSZXF1ZXN0GiguZmVycnkuYWRtaW4udjEuR2V0TWVzc2FnZVN0YXR1c1Jlc3BvbnNlEkoKB0NhbGxPdHASHi5mZXJyeS5hZG1pbi52MS5DYWxsT3RwUmVxdWVzdBofLmZlcnJ5LmFkbWluLnYxLkNhbGxPdHBSZXNwb25zZRJfCg5DcmVhdGVUZW1wbGF0ZRIlLmZlcnJ5LmFkbWluLnYxLkNyZWF0ZVRlbXBsYXRlUmVxdWVzdBomLmZlcnJ5LmFkbWluLnYxLkNyZWF0ZVRlbXBsYXRlUmVzcG9uc2USYgoPRGVsZXRlVGVtcGxhdGVzEiYuZmVycnkuYWRtaW4udjEuRGVsZXRlVGVtcGxhdGVzUmVxdWVzdBonLmZlcnJ5LmFkbWluLnYxLkRlbGV0ZVRlbXBsYXRlc1Jlc3BvbnNlElwKDUxpc3RUZW1wbGF0ZXMSJC5mZXJyeS5hZG1pbi52MS5MaXN0VGVtcGxhdGVzUmVxdWVzdBolLmZlcnJ5LmFkbWluLnYxLkxpc3RUZW1wbGF0ZXNSZXNwb25zZRJuChNDcmVhdGVWaWJlclRlbXBsYXRlEiouZmVycnkuYWRtaW4udjEuQ3JlYXRlVmliZXJUZW1wbGF0ZVJlcXVlc3QaKy5mZXJyeS5hZG1pbi52MS5DcmVhdGVWaWJlclRlbXBsYXRlUmVzcG9uc2UScQoURGVsZXRlVmliZXJUZW1wbGF0ZXMSKy5mZXJyeS5hZG1pbi52MS5EZWxldGVWaWJlclRlbXBsYXRlc1JlcXVlc3QaLC5mZXJyeS5hZG1pbi52MS5EZWxldGVWaWJlclRlbXBsYXRlc1Jlc3BvbnNlEmsKEkxpc3RWaWJlclRlbXBsYXRlcxIpLmZlcnJ5LmFkbWluLnYxLkxpc3RWaWJlclRlbXBsYXRlc1JlcXVlc3QaKi5mZXJyeS5hZG1pbi52MS5MaXN0VmliZXJUZW1wbGF0ZXNSZXNwb25zZRJlChBQYXVzZUNvbnN1bXB0aW9uEicuZmVycnkuYWRtaW4udjEuUGF1c2VDb25zdW1wdGlvblJlcXVlc3QaKC5mZXJyeS5hZG1pbi52MS5QYXVzZUNvbnN1bXB0aW9uUmVzcG9uc2USaAoRUmVzdW1lQ29uc3VtcHRpb24SKC5mZXJyeS5hZG1pbi52MS5SZXN1bWVDb25zdW1wdGlvblJlcXVlc3QaKS5mZXJyeS5hZG1pbi52MS5SZXN1bWVDb25zdW1wdGlvblJlc3BvbnNlEmUKEEdldFBpcGVsaW5lU3RhdGUSJy5mZXJyeS5hZG1pbi52MS5HZXRQaXBlbGluZVN0YXRlUmVxdWVzdBooLmZlcnJ5LmFkbWluLnYxLkdldFBpcGVsaW5lU3RhdGVSZXNwb25zZRJlChBEcmFpbkNvbnN1bXB0aW9uEicuZmVycnkuYWRtaW4udjEuRHJhaW5Db25zdW1wdGlvblJlcXVlc3QaKC5mZXJyeS5hZG1pbi52MS5EcmFpbkNvbnN1bXB0aW9uUmVzcG9uc2USaAoRUmVwbGF5RGVhZExldHRlcnMSKC5mZXJyeS5hZG1pbi52MS5SZXBsYXlEZWFkTGV0dGVyc1JlcXVlc3QaKS5mZXJyeS5hZG1pbi52MS5SZXBsYXlEZWFkTGV0dGVyc1Jlc3BvbnNlEmIKD0xpc3REZWFkTGV0dGVycxImLmZlcnJ5LmFkbWluLnYxLkxpc3REZWFkTGV0dGVyc1JlcXVlc3QaJy5mZXJyeS5hZG1pbi52MS5MaXN0RGVhZExldHRlcnNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message ferry.admin.v1.GetBalanceRequest
@@ -735,6 +735,20 @@ export type PipelineState = Message<"ferry.admin.v1.PipelineState"> & {
    * @generated from field: int64 total_lag = 9;
    */
   totalLag: bigint;
+
+  /**
+   * What the replica does now: `running`, `paused`, `draining` or `drained`.
+   *
+   * @generated from field: string phase = 20;
+   */
+  phase: string;
+
+  /**
+   * The fleet's desired state as this replica applied it.
+   *
+   * @generated from field: ferry.admin.v1.DesiredConsumption desired = 21;
+   */
+  desired: DesiredConsumption;
 };
 
 /**
@@ -745,9 +759,269 @@ export const PipelineStateSchema: GenMessage<PipelineState> = /*@__PURE__*/
   messageDesc(file_ferry_admin_v1_admin, 28);
 
 /**
+ * The fleet's desired state as the control topic holds it.
+ *
+ * @generated from message ferry.admin.v1.FleetDesiredState
+ */
+export type FleetDesiredState = Message<"ferry.admin.v1.FleetDesiredState"> & {
+  /**
+   * @generated from field: ferry.admin.v1.DesiredConsumption desired = 1;
+   */
+  desired: DesiredConsumption;
+
+  /**
+   * Counts the changes; 0 before the first one (running).
+   *
+   * @generated from field: uint64 version = 2;
+   */
+  version: bigint;
+
+  /**
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+
+  /**
+   * The replica that took the admin call which wrote it.
+   *
+   * @generated from field: string by = 4;
+   */
+  by: string;
+
+  /**
+   * When it was written, ISO 8601 UTC.
+   *
+   * @generated from field: string at = 5;
+   */
+  at: string;
+};
+
+/**
+ * Describes the message ferry.admin.v1.FleetDesiredState.
+ * Use `create(FleetDesiredStateSchema)` to create a new message.
+ */
+export const FleetDesiredStateSchema: GenMessage<FleetDesiredState> = /*@__PURE__*/
+  messageDesc(file_ferry_admin_v1_admin, 29);
+
+/**
+ * One live replica, from the state it publishes every 2 s and on change.
+ *
+ * @generated from message ferry.admin.v1.ReplicaState
+ */
+export type ReplicaState = Message<"ferry.admin.v1.ReplicaState"> & {
+  /**
+   * Host (pod) name and a nonce of this process's start.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * ferry's package version.
+   *
+   * @generated from field: string version = 2;
+   */
+  version: string;
+
+  /**
+   * @generated from field: ferry.admin.v1.PipelineState state = 3;
+   */
+  state?: PipelineState | undefined;
+
+  /**
+   * When the replica last published, ISO 8601 UTC.
+   *
+   * @generated from field: string last_seen = 4;
+   */
+  lastSeen: string;
+
+  /**
+   * The replica that answers this call.
+   *
+   * @generated from field: bool answering = 5;
+   */
+  answering: boolean;
+
+  /**
+   * The version of the desired state it applied.
+   *
+   * @generated from field: uint64 applied_version = 6;
+   */
+  appliedVersion: bigint;
+
+  /**
+   * When it applied that version, ISO 8601 UTC.
+   *
+   * @generated from field: string applied_at = 7;
+   */
+  appliedAt: string;
+};
+
+/**
+ * Describes the message ferry.admin.v1.ReplicaState.
+ * Use `create(ReplicaStateSchema)` to create a new message.
+ */
+export const ReplicaStateSchema: GenMessage<ReplicaState> = /*@__PURE__*/
+  messageDesc(file_ferry_admin_v1_admin, 30);
+
+/**
+ * Sums over the live replicas.
+ *
+ * @generated from message ferry.admin.v1.FleetTotals
+ */
+export type FleetTotals = Message<"ferry.admin.v1.FleetTotals"> & {
+  /**
+   * @generated from field: uint32 replicas = 1;
+   */
+  replicas: number;
+
+  /**
+   * Replicas that are not fetching (any pause reason).
+   *
+   * @generated from field: uint32 paused_replicas = 2;
+   */
+  pausedReplicas: number;
+
+  /**
+   * @generated from field: uint32 partitions = 3;
+   */
+  partitions: number;
+
+  /**
+   * @generated from field: int64 total_lag = 4;
+   */
+  totalLag: bigint;
+
+  /**
+   * @generated from field: uint32 envelopes_in_flight = 5;
+   */
+  envelopesInFlight: number;
+
+  /**
+   * @generated from field: uint32 envelopes_queued = 6;
+   */
+  envelopesQueued: number;
+
+  /**
+   * @generated from field: uint32 commands_in_flight = 7;
+   */
+  commandsInFlight: number;
+};
+
+/**
+ * Describes the message ferry.admin.v1.FleetTotals.
+ * Use `create(FleetTotalsSchema)` to create a new message.
+ */
+export const FleetTotalsSchema: GenMessage<FleetTotals> = /*@__PURE__*/
+  messageDesc(file_ferry_admin_v1_admin, 31);
+
+/**
+ * The last (or running) dead-letter replay of the fleet.
+ *
+ * @generated from message ferry.admin.v1.ReplayProgress
+ */
+export type ReplayProgress = Message<"ferry.admin.v1.ReplayProgress"> & {
+  /**
+   * The replica that runs or ran it.
+   *
+   * @generated from field: string owner = 1;
+   */
+  owner: string;
+
+  /**
+   * `running`, `finished` or `failed`.
+   *
+   * @generated from field: string state = 2;
+   */
+  state: string;
+
+  /**
+   * @generated from field: uint32 replayed = 3;
+   */
+  replayed: number;
+
+  /**
+   * @generated from field: uint32 scanned = 4;
+   */
+  scanned: number;
+
+  /**
+   * @generated from field: uint32 skipped = 5;
+   */
+  skipped: number;
+
+  /**
+   * @generated from field: uint32 already_replayed = 6;
+   */
+  alreadyReplayed: number;
+
+  /**
+   * @generated from field: string started_at = 7;
+   */
+  startedAt: string;
+
+  /**
+   * @generated from field: string updated_at = 8;
+   */
+  updatedAt: string;
+
+  /**
+   * @generated from field: optional string error = 9;
+   */
+  error?: string | undefined;
+};
+
+/**
+ * Describes the message ferry.admin.v1.ReplayProgress.
+ * Use `create(ReplayProgressSchema)` to create a new message.
+ */
+export const ReplayProgressSchema: GenMessage<ReplayProgress> = /*@__PURE__*/
+  messageDesc(file_ferry_admin_v1_admin, 32);
+
+/**
+ * @generated from message ferry.admin.v1.FleetState
+ */
+export type FleetState = Message<"ferry.admin.v1.FleetState"> & {
+  /**
+   * @generated from field: ferry.admin.v1.FleetDesiredState desired = 1;
+   */
+  desired?: FleetDesiredState | undefined;
+
+  /**
+   * Every replica seen within the expiry (10 s), this one included.
+   *
+   * @generated from field: repeated ferry.admin.v1.ReplicaState replicas = 2;
+   */
+  replicas: ReplicaState[];
+
+  /**
+   * @generated from field: ferry.admin.v1.FleetTotals totals = 3;
+   */
+  totals?: FleetTotals | undefined;
+
+  /**
+   * @generated from field: optional ferry.admin.v1.ReplayProgress replay = 4;
+   */
+  replay?: ReplayProgress | undefined;
+};
+
+/**
+ * Describes the message ferry.admin.v1.FleetState.
+ * Use `create(FleetStateSchema)` to create a new message.
+ */
+export const FleetStateSchema: GenMessage<FleetState> = /*@__PURE__*/
+  messageDesc(file_ferry_admin_v1_admin, 33);
+
+/**
  * @generated from message ferry.admin.v1.PauseConsumptionRequest
  */
 export type PauseConsumptionRequest = Message<"ferry.admin.v1.PauseConsumptionRequest"> & {
+  /**
+   * Why, for people (kept in the control record).
+   *
+   * @generated from field: string reason = 20;
+   */
+  reason: string;
 };
 
 /**
@@ -755,7 +1029,7 @@ export type PauseConsumptionRequest = Message<"ferry.admin.v1.PauseConsumptionRe
  * Use `create(PauseConsumptionRequestSchema)` to create a new message.
  */
 export const PauseConsumptionRequestSchema: GenMessage<PauseConsumptionRequest> = /*@__PURE__*/
-  messageDesc(file_ferry_admin_v1_admin, 29);
+  messageDesc(file_ferry_admin_v1_admin, 34);
 
 /**
  * @generated from message ferry.admin.v1.PauseConsumptionResponse
@@ -765,6 +1039,11 @@ export type PauseConsumptionResponse = Message<"ferry.admin.v1.PauseConsumptionR
    * @generated from field: ferry.admin.v1.PipelineState state = 1;
    */
   state?: PipelineState | undefined;
+
+  /**
+   * @generated from field: ferry.admin.v1.FleetState fleet = 20;
+   */
+  fleet?: FleetState | undefined;
 };
 
 /**
@@ -772,12 +1051,16 @@ export type PauseConsumptionResponse = Message<"ferry.admin.v1.PauseConsumptionR
  * Use `create(PauseConsumptionResponseSchema)` to create a new message.
  */
 export const PauseConsumptionResponseSchema: GenMessage<PauseConsumptionResponse> = /*@__PURE__*/
-  messageDesc(file_ferry_admin_v1_admin, 30);
+  messageDesc(file_ferry_admin_v1_admin, 35);
 
 /**
  * @generated from message ferry.admin.v1.ResumeConsumptionRequest
  */
 export type ResumeConsumptionRequest = Message<"ferry.admin.v1.ResumeConsumptionRequest"> & {
+  /**
+   * @generated from field: string reason = 20;
+   */
+  reason: string;
 };
 
 /**
@@ -785,7 +1068,7 @@ export type ResumeConsumptionRequest = Message<"ferry.admin.v1.ResumeConsumption
  * Use `create(ResumeConsumptionRequestSchema)` to create a new message.
  */
 export const ResumeConsumptionRequestSchema: GenMessage<ResumeConsumptionRequest> = /*@__PURE__*/
-  messageDesc(file_ferry_admin_v1_admin, 31);
+  messageDesc(file_ferry_admin_v1_admin, 36);
 
 /**
  * @generated from message ferry.admin.v1.ResumeConsumptionResponse
@@ -795,6 +1078,11 @@ export type ResumeConsumptionResponse = Message<"ferry.admin.v1.ResumeConsumptio
    * @generated from field: ferry.admin.v1.PipelineState state = 1;
    */
   state?: PipelineState | undefined;
+
+  /**
+   * @generated from field: ferry.admin.v1.FleetState fleet = 20;
+   */
+  fleet?: FleetState | undefined;
 };
 
 /**
@@ -802,7 +1090,7 @@ export type ResumeConsumptionResponse = Message<"ferry.admin.v1.ResumeConsumptio
  * Use `create(ResumeConsumptionResponseSchema)` to create a new message.
  */
 export const ResumeConsumptionResponseSchema: GenMessage<ResumeConsumptionResponse> = /*@__PURE__*/
-  messageDesc(file_ferry_admin_v1_admin, 32);
+  messageDesc(file_ferry_admin_v1_admin, 37);
 
 /**
  * @generated from message ferry.admin.v1.GetPipelineStateRequest
@@ -815,7 +1103,7 @@ export type GetPipelineStateRequest = Message<"ferry.admin.v1.GetPipelineStateRe
  * Use `create(GetPipelineStateRequestSchema)` to create a new message.
  */
 export const GetPipelineStateRequestSchema: GenMessage<GetPipelineStateRequest> = /*@__PURE__*/
-  messageDesc(file_ferry_admin_v1_admin, 33);
+  messageDesc(file_ferry_admin_v1_admin, 38);
 
 /**
  * @generated from message ferry.admin.v1.GetPipelineStateResponse
@@ -832,6 +1120,13 @@ export type GetPipelineStateResponse = Message<"ferry.admin.v1.GetPipelineStateR
    * @generated from field: string version = 2;
    */
   version: string;
+
+  /**
+   * Every live replica of the fleet and their sum.
+   *
+   * @generated from field: ferry.admin.v1.FleetState fleet = 20;
+   */
+  fleet?: FleetState | undefined;
 };
 
 /**
@@ -839,7 +1134,46 @@ export type GetPipelineStateResponse = Message<"ferry.admin.v1.GetPipelineStateR
  * Use `create(GetPipelineStateResponseSchema)` to create a new message.
  */
 export const GetPipelineStateResponseSchema: GenMessage<GetPipelineStateResponse> = /*@__PURE__*/
-  messageDesc(file_ferry_admin_v1_admin, 34);
+  messageDesc(file_ferry_admin_v1_admin, 39);
+
+/**
+ * @generated from message ferry.admin.v1.DrainConsumptionRequest
+ */
+export type DrainConsumptionRequest = Message<"ferry.admin.v1.DrainConsumptionRequest"> & {
+  /**
+   * @generated from field: string reason = 1;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message ferry.admin.v1.DrainConsumptionRequest.
+ * Use `create(DrainConsumptionRequestSchema)` to create a new message.
+ */
+export const DrainConsumptionRequestSchema: GenMessage<DrainConsumptionRequest> = /*@__PURE__*/
+  messageDesc(file_ferry_admin_v1_admin, 40);
+
+/**
+ * @generated from message ferry.admin.v1.DrainConsumptionResponse
+ */
+export type DrainConsumptionResponse = Message<"ferry.admin.v1.DrainConsumptionResponse"> & {
+  /**
+   * @generated from field: ferry.admin.v1.PipelineState state = 1;
+   */
+  state?: PipelineState | undefined;
+
+  /**
+   * @generated from field: ferry.admin.v1.FleetState fleet = 2;
+   */
+  fleet?: FleetState | undefined;
+};
+
+/**
+ * Describes the message ferry.admin.v1.DrainConsumptionResponse.
+ * Use `create(DrainConsumptionResponseSchema)` to create a new message.
+ */
+export const DrainConsumptionResponseSchema: GenMessage<DrainConsumptionResponse> = /*@__PURE__*/
+  messageDesc(file_ferry_admin_v1_admin, 41);
 
 /**
  * @generated from message ferry.admin.v1.ReplayDeadLettersRequest
@@ -910,7 +1244,7 @@ export type ReplayDeadLettersRequest = Message<"ferry.admin.v1.ReplayDeadLetters
  * Use `create(ReplayDeadLettersRequestSchema)` to create a new message.
  */
 export const ReplayDeadLettersRequestSchema: GenMessage<ReplayDeadLettersRequest> = /*@__PURE__*/
-  messageDesc(file_ferry_admin_v1_admin, 35);
+  messageDesc(file_ferry_admin_v1_admin, 42);
 
 /**
  * Where a dead letter is in the dead-letter topic.
@@ -934,7 +1268,7 @@ export type DeadLetterPosition = Message<"ferry.admin.v1.DeadLetterPosition"> & 
  * Use `create(DeadLetterPositionSchema)` to create a new message.
  */
 export const DeadLetterPositionSchema: GenMessage<DeadLetterPosition> = /*@__PURE__*/
-  messageDesc(file_ferry_admin_v1_admin, 36);
+  messageDesc(file_ferry_admin_v1_admin, 43);
 
 /**
  * @generated from message ferry.admin.v1.ReplayDeadLettersResponse
@@ -988,7 +1322,7 @@ export type ReplayDeadLettersResponse = Message<"ferry.admin.v1.ReplayDeadLetter
  * Use `create(ReplayDeadLettersResponseSchema)` to create a new message.
  */
 export const ReplayDeadLettersResponseSchema: GenMessage<ReplayDeadLettersResponse> = /*@__PURE__*/
-  messageDesc(file_ferry_admin_v1_admin, 37);
+  messageDesc(file_ferry_admin_v1_admin, 44);
 
 /**
  * One record of the dead-letter topic as an operator sees it.
@@ -1071,7 +1405,7 @@ export type DeadLetter = Message<"ferry.admin.v1.DeadLetter"> & {
  * Use `create(DeadLetterSchema)` to create a new message.
  */
 export const DeadLetterSchema: GenMessage<DeadLetter> = /*@__PURE__*/
-  messageDesc(file_ferry_admin_v1_admin, 38);
+  messageDesc(file_ferry_admin_v1_admin, 45);
 
 /**
  * @generated from message ferry.admin.v1.ListDeadLettersRequest
@@ -1139,7 +1473,7 @@ export type ListDeadLettersRequest = Message<"ferry.admin.v1.ListDeadLettersRequ
  * Use `create(ListDeadLettersRequestSchema)` to create a new message.
  */
 export const ListDeadLettersRequestSchema: GenMessage<ListDeadLettersRequest> = /*@__PURE__*/
-  messageDesc(file_ferry_admin_v1_admin, 39);
+  messageDesc(file_ferry_admin_v1_admin, 46);
 
 /**
  * @generated from message ferry.admin.v1.ListDeadLettersResponse
@@ -1172,7 +1506,7 @@ export type ListDeadLettersResponse = Message<"ferry.admin.v1.ListDeadLettersRes
  * Use `create(ListDeadLettersResponseSchema)` to create a new message.
  */
 export const ListDeadLettersResponseSchema: GenMessage<ListDeadLettersResponse> = /*@__PURE__*/
-  messageDesc(file_ferry_admin_v1_admin, 40);
+  messageDesc(file_ferry_admin_v1_admin, 47);
 
 /**
  * @generated from enum ferry.admin.v1.PauseReason
@@ -1196,6 +1530,13 @@ export const PauseReason = {
    * @generated from enum value: PAUSE_REASON_ACCESS_DENIED = 2;
    */
   ACCESS_DENIED: 2,
+
+  /**
+   * DrainConsumption was called: no new commands, those read still go out.
+   *
+   * @generated from enum value: PAUSE_REASON_DRAINING = 3;
+   */
+  DRAINING: 3,
 } as const;
 
 /**
@@ -1208,6 +1549,46 @@ export type PauseReason = (typeof PauseReason)[keyof typeof PauseReason] | Unkno
  */
 export const PauseReasonSchema: GenEnum<PauseReason> = /*@__PURE__*/
   enumDesc(file_ferry_admin_v1_admin, 0);
+
+/**
+ * What the operator wants of every replica (the `pipeline` record of the control topic).
+ *
+ * @generated from enum ferry.admin.v1.DesiredConsumption
+ */
+export const DesiredConsumption = {
+  /**
+   * @generated from enum value: DESIRED_CONSUMPTION_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED: 0,
+
+  /**
+   * @generated from enum value: DESIRED_CONSUMPTION_RUNNING = 1;
+   */
+  RUNNING: 1,
+
+  /**
+   * @generated from enum value: DESIRED_CONSUMPTION_PAUSED = 2;
+   */
+  PAUSED: 2,
+
+  /**
+   * @generated from enum value: DESIRED_CONSUMPTION_DRAINING = 3;
+   */
+  DRAINING: 3,
+} as const;
+
+/**
+ * What the operator wants of every replica (the `pipeline` record of the control topic).
+ *
+ * @generated from enum ferry.admin.v1.DesiredConsumption
+ */
+export type DesiredConsumption = (typeof DesiredConsumption)[keyof typeof DesiredConsumption] | UnknownEnum;
+
+/**
+ * Describes the enum ferry.admin.v1.DesiredConsumption.
+ */
+export const DesiredConsumptionSchema: GenEnum<DesiredConsumption> = /*@__PURE__*/
+  enumDesc(file_ferry_admin_v1_admin, 1);
 
 /**
  * Every RPC needs `authorization: Bearer <FERRY_ADMIN_TOKEN>` metadata (else
@@ -1335,7 +1716,9 @@ export const AdminService: GenService<{
     output: typeof ListViberTemplatesResponseSchema;
   },
   /**
-   * Stops fetching commands and sending envelopes; commands in flight wait. Idempotent.
+   * Stops fetching commands and sending envelopes on every replica (the fleet's desired
+   * state, kept in the control topic: it survives restarts); commands in flight wait.
+   * Answers once this replica applied it. Idempotent.
    *
    * @generated from rpc ferry.admin.v1.AdminService.PauseConsumption
    */
@@ -1345,7 +1728,7 @@ export const AdminService: GenService<{
     output: typeof PauseConsumptionResponseSchema;
   },
   /**
-   * Clears every pause reason, including the stop after `Access denied`. Idempotent.
+   * Sets every replica running again and clears the stop after `Access denied`. Idempotent.
    *
    * @generated from rpc ferry.admin.v1.AdminService.ResumeConsumption
    */
@@ -1355,12 +1738,25 @@ export const AdminService: GenService<{
     output: typeof ResumeConsumptionResponseSchema;
   },
   /**
+   * This replica's state, and in `fleet` every live replica's and their sum.
+   *
    * @generated from rpc ferry.admin.v1.AdminService.GetPipelineState
    */
   getPipelineState: {
     methodKind: "unary";
     input: typeof GetPipelineStateRequestSchema;
     output: typeof GetPipelineStateResponseSchema;
+  },
+  /**
+   * Every replica stops fetching new commands, sends and commits those it has read, then
+   * stays drained (nothing in flight) until ResumeConsumption. Idempotent.
+   *
+   * @generated from rpc ferry.admin.v1.AdminService.DrainConsumption
+   */
+  drainConsumption: {
+    methodKind: "unary";
+    input: typeof DrainConsumptionRequestSchema;
+    output: typeof DrainConsumptionResponseSchema;
   },
   /**
    * Re-produces dead letters to the commands topic, each at most once; `dry_run` shows

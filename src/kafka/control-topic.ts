@@ -1,0 +1,214 @@
+/**
+ * A compacted, single-partition topic that every replica reads whole and then
+ * follows (the fleet's control topic, src/fleet/). Like kafka-client.ts, a place
+ * where kafkajs is imported.
+ *
+ * kafkajs cannot read a partition without a consumer group, so the follower joins a
+ * group of its own (`<prefix>.<uuid>`) that never commits and is deleted at stop: it
+ * always starts at the beginning and never shares partitions with anyone.
+ */
+import { randomUUID } from 'node:crypto';
+import { type Admin, type Consumer, Kafka, logLevel, type Producer } from 'kafkajs';
+import type { KafkaSecurity } from '../config/kafka-security.ts';
+import { FerryError } from '../errors.ts';
+import type { Logger } from '../observability/logger.ts';
+import { registerCompressionCodecs } from './compression.ts';
+import { kafkaError, kafkajsSecurity } from './kafka-security.ts';
+import { kafkaLogCreator } from './kafkajs-adapters.ts';
+
+/** One record of the control topic as the follower hands it over. */
+export interface ControlRecord {
+  readonly key: string;
+  /** UTF-8 value; null for a tombstone (the key is deleted). */
+  readonly value: string | null;
+  readonly offset: number;
+}
+
+export interface ControlTopicOptions {
+  readonly brokers: readonly string[];
+  readonly clientId: string;
+  /** TLS and SASL, as every other client of ferry's has them. */
+  readonly security?: KafkaSecurity;
+  readonly topic: string;
+  /** Prefix of the follower's own consumer group. */
+  readonly groupPrefix: string;
+  readonly logger: Logger;
+  /** Longest wait of a fetch for new records; bounds nothing else. Default 500 ms. */
+  readonly fetchMaxWaitMs?: number;
+}
+
+/**
+ * Reads the control topic from its beginning, hands every record to `onRecord` in
+ * offset order, and writes records with acks from all in-sync replicas.
+ */
+export class ControlTopic {
+  readonly #options: ControlTopicOptions;
+  readonly #kafka: Kafka;
+  readonly #groupId: string;
+  #consumer: Consumer | undefined;
+  #producer: Producer | undefined;
+  #admin: Admin | undefined;
+  /** The offset after the last record handed over. */
+  #next = 0;
+  #waiters: { offset: number; resolve: () => void }[] = [];
+
+  constructor(options: ControlTopicOptions) {
+    // Control records are written uncompressed, but nothing stops another writer.
+    registerCompressionCodecs();
+    this.#options = options;
+    this.#groupId = `${options.groupPrefix}.${randomUUID()}`;
+    this.#kafka = new Kafka({
+      clientId: options.clientId,
+      brokers: [...options.brokers],
+      ...kafkajsSecurity(options.security),
+      logLevel: logLevel.WARN,
+      logCreator: kafkaLogCreator(options.logger, 'control-topic'),
+      connectionTimeout: 3000,
+      retry: { initialRetryTime: 300, retries: 8 },
+    });
+  }
+
+  /** The offset after the last record handed to `onRecord`. */
+  get position(): number {
+    return this.#next;
+  }
+
+  /**
+   * Connects, then reads the topic from its beginning up to the end offset it has now,
+   * handing each record to `onRecord`; resolves once that is done and keeps following.
+   * @throws FerryError `kafka`; `illegal_state` when the topic has more than one
+   *   partition (records would have no single order).
+   */
+  async start(onRecord: (record: ControlRecord) => void): Promise<void> {
+    const { topic } = this.#options;
+    try {
+      const admin = this.#kafka.admin();
+      await admin.connect();
+      this.#admin = admin;
+      const offsets = await this.#endOffsets(admin);
+      if (offsets.length !== 1) {
+        throw new FerryError(
+          'illegal_state',
+          `the control topic ${topic} has ${offsets.length} partitions; it needs exactly 1 so that every replica reads its records in one order`,
+          { retryable: false },
+        );
+      }
+      const end = Number(offsets[0]?.high ?? 0);
+      const producer = this.#kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+      await producer.connect();
+      this.#producer = producer;
+      const consumer = this.#kafka.consumer({
+        groupId: this.#groupId,
+        maxWaitTimeInMs: this.#options.fetchMaxWaitMs ?? 500,
+        readUncommitted: false,
+      });
+      this.#consumer = consumer;
+      consumer.on(consumer.events.CRASH, (event) => {
+        // kafkajs restarts the consumer after a retriable crash; otherwise this replica
+        // no longer sees the fleet's changes, which an operator must learn from the log.
+        const log = event.payload.restart ? 'warn' : 'error';
+        this.#options.logger[log](
+          { err: event.payload.error.message, restart: event.payload.restart },
+          'the control topic follower crashed',
+        );
+      });
+      // Batches that compaction emptied never reach eachBatch; their end still counts.
+      consumer.on(consumer.events.END_BATCH_PROCESS, (event) => {
+        this.#advance(Number(event.payload.lastOffset) + 1);
+      });
+      await consumer.connect();
+      await consumer.subscribe({ topics: [topic], fromBeginning: true });
+      await consumer.run({
+        autoCommit: false,
+        eachBatch: async ({ batch }) => {
+          for (const message of batch.messages) {
+            const offset = Number(message.offset);
+            if (offset < this.#next) continue;
+            onRecord({
+              key: message.key?.toString('utf8') ?? '',
+              value: message.value === null ? null : message.value.toString('utf8'),
+              offset,
+            });
+            this.#advance(offset + 1);
+          }
+        },
+      });
+      await this.applied(end - 1);
+    } catch (error: unknown) {
+      await this.stop();
+      throw kafkaError(error, `following the control topic ${topic} failed`);
+    }
+  }
+
+  /**
+   * The topic's offsets. Right after the topic was created the broker may not lead its
+   * partition yet (NOT_LEADER_FOR_PARTITION), and kafkajs's admin gives up on it without
+   * refreshing its metadata: asked again for a few seconds.
+   */
+  async #endOffsets(admin: Admin): Promise<{ partition: number; high: string }[]> {
+    const deadline = Date.now() + 10_000;
+    while (true) {
+      try {
+        return await admin.fetchTopicOffsets(this.#options.topic);
+      } catch (error: unknown) {
+        const retriable = (error as { retriable?: unknown }).retriable === true;
+        if (!retriable || Date.now() > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      }
+    }
+  }
+
+  #advance(next: number): void {
+    if (next <= this.#next) return;
+    this.#next = next;
+    const due = this.#waiters.filter((w) => w.offset < next);
+    this.#waiters = this.#waiters.filter((w) => w.offset >= next);
+    for (const waiter of due) waiter.resolve();
+  }
+
+  /** Resolves once the record at `offset` (and everything before it) was handed over. */
+  applied(offset: number): Promise<void> {
+    if (offset < this.#next) return Promise.resolve();
+    return new Promise((resolve) => this.#waiters.push({ offset, resolve }));
+  }
+
+  /**
+   * Writes one record (null value: a tombstone) and resolves with its offset once all
+   * in-sync replicas have it. @throws FerryError `kafka`; `illegal_state` before start.
+   */
+  async write(key: string, value: string | null): Promise<number> {
+    const producer = this.#producer;
+    if (!producer) {
+      throw new FerryError('illegal_state', 'the control topic is not started', {
+        retryable: true,
+      });
+    }
+    try {
+      const [meta] = await producer.send({
+        topic: this.#options.topic,
+        acks: -1,
+        messages: [{ key, value }],
+      });
+      if (!meta?.baseOffset) throw new Error('the broker returned no offset');
+      return Number(meta.baseOffset);
+    } catch (error: unknown) {
+      throw kafkaError(error, `writing to the control topic failed (${key})`);
+    }
+  }
+
+  /** Stops following, deletes the follower's group, disconnects. Idempotent. */
+  async stop(): Promise<void> {
+    const { consumer, producer, admin } = {
+      consumer: this.#consumer,
+      producer: this.#producer,
+      admin: this.#admin,
+    };
+    this.#consumer = undefined;
+    this.#producer = undefined;
+    this.#admin = undefined;
+    await consumer?.disconnect().catch(() => undefined);
+    await admin?.deleteGroups([this.#groupId]).catch(() => undefined);
+    await admin?.disconnect().catch(() => undefined);
+    await producer?.disconnect().catch(() => undefined);
+  }
+}
