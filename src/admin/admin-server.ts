@@ -148,6 +148,7 @@ export class AdminServer {
           pipeline: options.pipeline,
           deadLetters: options.deadLetters,
           ...(options.version === undefined ? {} : { version: options.version }),
+          fleet: options.fleet,
         }),
         {
           ...(gate ? { gate } : {}),

@@ -76,7 +76,8 @@ export async function runPipelineCommand(
   if (flags.json) {
     io.out(
       JSON.stringify({
-        ...(answer.state ? { state: toJson(PipelineStateSchema, answer.state) } : {}),
+        // This replica's state at the top, as `state` prints it, then the release and fleet.
+        ...(answer.state ? (toJson(PipelineStateSchema, answer.state) as object) : {}),
         ...(version !== undefined ? { version } : {}),
         ...(answer.fleet ? { fleet: toJson(FleetStateSchema, answer.fleet) } : {}),
       }),

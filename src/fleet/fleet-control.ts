@@ -123,6 +123,10 @@ export class FleetControl {
     this.#following = true;
     this.#applyDesired();
     this.#log.info({ desired: this.view.desired }, 'fleet control read; desired state applied');
+    // The first state record is written before start returns, so a replica that may not
+    // write the control topic (a missing ACL) stops here instead of running unseen.
+    const record = this.#ownRecord(Date.now());
+    await this.#options.log.write(`${REPLICA_PREFIX}${record.id}`, formatRecord(record));
     this.#publish();
     this.#timer = setInterval(() => this.#tick(), CHANGE_CHECK_MS);
     this.#timer.unref();

@@ -103,7 +103,15 @@ export class ControlTopic {
         readUncommitted: false,
       });
       this.#consumer = consumer;
+      // A crash kafkajs does not restart from (a refused read) ends the start: without the
+      // control records this replica cannot know whether the fleet is paused.
+      let startFailed: (error: Error) => void = () => undefined;
+      const crashedAtStart = new Promise<never>((_, reject) => {
+        startFailed = reject;
+      });
+      crashedAtStart.catch(() => undefined);
       consumer.on(consumer.events.CRASH, (event) => {
+        if (!event.payload.restart) startFailed(event.payload.error);
         // kafkajs restarts the consumer after a retriable crash; otherwise this replica
         // no longer sees the fleet's changes, which an operator must learn from the log.
         const log = event.payload.restart ? 'warn' : 'error';
@@ -133,7 +141,7 @@ export class ControlTopic {
           }
         },
       });
-      await this.applied(end - 1);
+      await Promise.race([this.applied(end - 1), crashedAtStart]);
     } catch (error: unknown) {
       await this.stop();
       throw kafkaError(error, `following the control topic ${topic} failed`);

@@ -213,6 +213,10 @@ export const methodCalls: readonly MethodCall[] = [
       assert.equal(state.running, true);
       assert.equal(state.paused, true);
       assert.equal(list(state.partitions).length, 1);
+      // The fleet as the control topic shows it: this one replica, paused by the call above.
+      const fleet = a.fleet as Json;
+      assert.equal(list(fleet.replicas).length, 1);
+      assert.equal((fleet.desired as Json).desired, 'DESIRED_CONSUMPTION_PAUSED');
     },
   },
   {
@@ -222,6 +226,16 @@ export const methodCalls: readonly MethodCall[] = [
       const state = a.state as Json;
       assert.equal(state.running, true);
       assert.equal(state.paused, undefined, 'false is left out of proto3 JSON');
+    },
+  },
+  {
+    method: 'DrainConsumption',
+    request: () => ({ reason: 'drain test' }),
+    check: (a) => {
+      const desired = (a.fleet as Json).desired as Json;
+      assert.equal(desired.desired, 'DESIRED_CONSUMPTION_DRAINING');
+      assert.equal(desired.reason, 'drain test');
+      assert.deepEqual((a.state as Json).pauseReasons, ['PAUSE_REASON_DRAINING']);
     },
   },
   {
