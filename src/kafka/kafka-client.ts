@@ -15,6 +15,7 @@ import {
 } from 'kafkajs';
 import { FerryError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
+import { PartitionAssigner, type PartitionCount, sendAcknowledged } from './acknowledged-send.ts';
 import {
   compressionType,
   type KafkaCompression,
@@ -95,6 +96,9 @@ function inbound(topic: string, partition: number, message: KafkaMessage): Inbou
  */
 const MAX_PRODUCE_REQUEST_BYTES = 512 * 1024;
 
+/** How long a topic's partition count is trusted before it is read again. */
+const PARTITION_COUNT_TTL_MS = 60_000;
+
 function sizeOf(value: string | Buffer | null): number {
   if (value === null) return 0;
   return typeof value === 'string' ? Buffer.byteLength(value) : value.length;
@@ -156,14 +160,21 @@ export class RecordProducer {
   readonly #producer: Producer;
   readonly #compression: CompressionTypes;
   readonly #maxRequestBytes: number;
+  readonly #partitions: PartitionAssigner;
+  /** kafkajs's answer left partitions out (a leader change): they are being sent again. */
+  readonly #onResend: (partitions: readonly string[]) => void;
   constructor(
     producer: Producer,
     compression: CompressionTypes,
+    partitionCount: PartitionCount,
     maxRequestBytes = MAX_PRODUCE_REQUEST_BYTES,
+    onResend: (partitions: readonly string[]) => void = () => undefined,
   ) {
     this.#producer = producer;
     this.#compression = compression;
+    this.#partitions = new PartitionAssigner(partitionCount);
     this.#maxRequestBytes = maxRequestBytes;
+    this.#onResend = onResend;
   }
   async connect(): Promise<void> {
     await this.#producer.connect();
@@ -173,11 +184,12 @@ export class RecordProducer {
     if (records.length === 0) return;
     try {
       for (const chunk of produceChunks(records, this.#maxRequestBytes)) {
-        await this.#producer.sendBatch({
-          acks: -1,
-          compression: this.#compression,
-          topicMessages: toKafkaMessages(chunk),
-        });
+        await sendAcknowledged(
+          (batch) => this.#producer.sendBatch(batch),
+          await this.#partitions.assign(toKafkaMessages(chunk)),
+          { acks: -1, compression: this.#compression },
+          this.#onResend,
+        );
       }
     } catch (error: unknown) {
       throw kafkaError(error, 'producing records failed');
@@ -196,17 +208,24 @@ export class TransactionalProducer {
   readonly #producer: Producer;
   readonly #compression: CompressionTypes;
   readonly #maxRequestBytes: number;
+  readonly #partitions: PartitionAssigner;
+  /** kafkajs's answer left partitions out (a leader change): they are being sent again. */
+  readonly #onResend: (partitions: readonly string[]) => void;
   readonly transactionalId: string;
   constructor(
     producer: Producer,
     transactionalId: string,
     compression: CompressionTypes,
+    partitionCount: PartitionCount,
     maxRequestBytes = MAX_PRODUCE_REQUEST_BYTES,
+    onResend: (partitions: readonly string[]) => void = () => undefined,
   ) {
     this.#producer = producer;
     this.transactionalId = transactionalId;
     this.#compression = compression;
+    this.#partitions = new PartitionAssigner(partitionCount);
     this.#maxRequestBytes = maxRequestBytes;
+    this.#onResend = onResend;
   }
   /**
    * Connects and initialises the transactional id, which bumps its epoch: from here on
@@ -234,11 +253,12 @@ export class TransactionalProducer {
     const transaction = await this.#producer.transaction();
     try {
       for (const chunk of produceChunks(records, this.#maxRequestBytes)) {
-        await transaction.sendBatch({
-          acks: -1,
-          compression: this.#compression,
-          topicMessages: toKafkaMessages(chunk),
-        });
+        await sendAcknowledged(
+          (batch) => transaction.sendBatch(batch),
+          await this.#partitions.assign(toKafkaMessages(chunk)),
+          { acks: -1, compression: this.#compression },
+          this.#onResend,
+        );
       }
       await transaction.sendOffsets({
         consumerGroupId: groupId,
@@ -476,6 +496,7 @@ export class KafkaClient {
   readonly #compression: CompressionTypes;
   /** A promise, so concurrent first calls share one connection. */
   #admin: Promise<Admin> | undefined;
+  readonly #partitionCounts = new Map<string, { count: number; at: number }>();
 
   constructor(options: KafkaClientOptions) {
     // Before any consumer exists: a batch in any codec must not stop the process.
@@ -504,6 +525,35 @@ export class KafkaClient {
     return this.#admin;
   }
 
+  #unacknowledged(partitions: readonly string[]): void {
+    this.#options.onError?.('producer', 'unacknowledged_partitions');
+    this.#options.logger.warn(
+      { partitions },
+      'a send left partitions unacknowledged after a leader change; sending their records again',
+    );
+  }
+
+  /**
+   * How many partitions `topic` has, from the metadata, remembered for a minute: a
+   * producer picks partitions itself (acknowledged-send.ts), and a topic whose
+   * partitions were added is seen within that minute. @throws FerryError `kafka`.
+   */
+  async #partitionCount(topic: string): Promise<number> {
+    const cached = this.#partitionCounts.get(topic);
+    if (cached && Date.now() - cached.at < PARTITION_COUNT_TTL_MS) return cached.count;
+    try {
+      const admin = await this.#adminClient();
+      const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+      const count = topics[0]?.partitions.length ?? 0;
+      if (count === 0) throw new Error(`no partitions of ${topic} in the metadata`);
+      this.#partitionCounts.set(topic, { count, at: Date.now() });
+      return count;
+    } catch (error: unknown) {
+      this.#options.onError?.('admin', 'fetch_metadata');
+      throw kafkaError(error, `reading the partitions of ${topic} failed`);
+    }
+  }
+
   /** Creates the topics that are missing; existing ones are left as they are. @throws FerryError `kafka`. */
   async ensureTopics(specs: readonly TopicSpec[]): Promise<void> {
     try {
@@ -511,8 +561,11 @@ export class KafkaClient {
       const existing = new Set(await admin.listTopics());
       const missing = specs.filter((s) => !existing.has(s.topic));
       if (missing.length === 0) return;
+      // kafkajs's own waitForLeaders asks one broker, and gives up when that broker has
+      // not yet heard of the new topic (UNKNOWN_TOPIC_OR_PARTITION on a cluster): the wait
+      // below asks again until every partition has a leader.
       await admin.createTopics({
-        waitForLeaders: true,
+        waitForLeaders: false,
         topics: missing.map((s) => ({
           topic: s.topic,
           numPartitions: s.partitions,
@@ -520,12 +573,41 @@ export class KafkaClient {
           configEntries: Object.entries(s.config ?? {}).map(([name, value]) => ({ name, value })),
         })),
       });
+      await this.#waitForLeaders(admin, missing);
     } catch (error: unknown) {
       this.#options.onError?.('admin', 'create_topics');
       // Another replica may have created them between list and create.
       if (error instanceof Error && /already exists/i.test(error.message)) return;
       throw kafkaError(error, 'creating topics failed');
     }
+  }
+
+  /**
+   * Resolves once every partition of `specs` has a leader in the metadata; a broker
+   * that does not know a topic yet is asked again. @throws Error after `timeoutMs`.
+   */
+  async #waitForLeaders(
+    admin: Admin,
+    specs: readonly TopicSpec[],
+    timeoutMs = 30_000,
+  ): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let lastProblem = '';
+    while (Date.now() < deadline) {
+      try {
+        const { topics } = await admin.fetchTopicMetadata({ topics: specs.map((s) => s.topic) });
+        const led = specs.every((spec) => {
+          const partitions = topics.find((t) => t.name === spec.topic)?.partitions ?? [];
+          return partitions.length === spec.partitions && partitions.every((p) => p.leader >= 0);
+        });
+        if (led) return;
+        lastProblem = 'a partition has no leader yet';
+      } catch (error: unknown) {
+        lastProblem = error instanceof Error ? error.message : String(error);
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    throw new Error(`the new topics had no leaders after ${timeoutMs} ms: ${lastProblem}`);
   }
 
   /**
@@ -597,7 +679,13 @@ export class KafkaClient {
     producer.on(producer.events.REQUEST_TIMEOUT, () =>
       this.#options.onError?.('producer', 'timeout'),
     );
-    return new RecordProducer(producer, this.#compression, this.#options.maxProduceBytes);
+    return new RecordProducer(
+      producer,
+      this.#compression,
+      (topic) => this.#partitionCount(topic),
+      this.#options.maxProduceBytes,
+      (partitions) => this.#unacknowledged(partitions),
+    );
   }
 
   createTransactionalProducer(transactionalId: string): TransactionalProducer {
@@ -612,7 +700,9 @@ export class KafkaClient {
       producer,
       transactionalId,
       this.#compression,
+      (topic) => this.#partitionCount(topic),
       this.#options.maxProduceBytes,
+      (partitions) => this.#unacknowledged(partitions),
     );
   }
 

@@ -3,7 +3,8 @@
  * set-up, producing the planned records, the group's lag, and reading a topic back
  * at read_committed to count what ferry committed.
  */
-import { Kafka, logLevel, type Producer } from 'kafkajs';
+import { type Admin, Kafka, logLevel, type Producer } from 'kafkajs';
+import { PartitionAssigner, sendAcknowledged } from '../../src/kafka/acknowledged-send.ts';
 import type { PlannedRecord } from './command-mix.ts';
 
 function client(brokers: string, clientId: string): Kafka {
@@ -22,19 +23,32 @@ export async function createTopics(
   topics: readonly string[],
   partitions: number,
   config: Readonly<Record<string, string>> = {},
+  replicationFactor = 1,
 ): Promise<void> {
   const admin = client(brokers, 'ferry-chaos-admin').admin();
   await admin.connect();
   try {
+    // kafkajs's waitForLeaders gives up when the broker it asks has not heard of a new
+    // topic yet (UNKNOWN_TOPIC_OR_PARTITION on a cluster); the loop below asks again.
     await admin.createTopics({
-      waitForLeaders: true,
+      waitForLeaders: false,
       topics: topics.map((topic) => ({
         topic,
         numPartitions: partitions,
-        replicationFactor: 1,
+        replicationFactor,
         configEntries: Object.entries(config).map(([name, value]) => ({ name, value })),
       })),
     });
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const led = await admin
+        .fetchTopicMetadata({ topics: [...topics] })
+        .then((m) => m.topics.every((t) => t.partitions.every((p) => p.leader >= 0)))
+        .catch(() => false);
+      if (led) break;
+      if (Date.now() > deadline) throw new Error(`no leaders for ${topics.join(', ')} after 30 s`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
   } finally {
     await admin.disconnect();
   }
@@ -42,21 +56,40 @@ export async function createTopics(
 
 const LARGE_VALUE_BYTES = 64 * 1024;
 
-/** Produces planned records (idempotent, acks from all in-sync replicas). */
+/**
+ * Produces planned records (idempotent, acks from all in-sync replicas), each
+ * partition checked as ferry's producers do (src/kafka/acknowledged-send.ts): on a
+ * cluster, kafkajs alone can drop the records of a partition whose leader was killed.
+ */
 export class PlannedProducer {
   readonly #producer: Producer;
+  readonly #admin: Admin;
+  readonly #partitionCounts = new Map<string, number>();
+  readonly #partitions = new PartitionAssigner((topic) => this.#partitionCount(topic));
   #connected = false;
+  /** Sends of partitions kafkajs's answer left out (after a leader change), for the report. */
+  resends = 0;
 
   constructor(brokers: string) {
-    this.#producer = client(brokers, 'ferry-chaos-producer').producer({
-      idempotent: true,
-      maxInFlightRequests: 1,
-    });
+    const kafka = client(brokers, 'ferry-chaos-producer');
+    this.#producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    this.#admin = kafka.admin();
+  }
+
+  async #partitionCount(topic: string): Promise<number> {
+    const known = this.#partitionCounts.get(topic);
+    if (known !== undefined) return known;
+    const { topics } = await this.#admin.fetchTopicMetadata({ topics: [topic] });
+    const count = topics[0]?.partitions.length ?? 0;
+    if (count === 0) throw new Error(`no partitions of ${topic} in the metadata`);
+    this.#partitionCounts.set(topic, count);
+    return count;
   }
 
   async send(topic: string, records: readonly PlannedRecord[]): Promise<void> {
     if (!this.#connected) {
       await this.#producer.connect();
+      await this.#admin.connect();
       this.#connected = true;
     }
     // A record batch must stay under the topic's 1 MB limit: large values go one per request.
@@ -68,19 +101,26 @@ export class PlannedProducer {
   }
 
   async #sendGroup(topic: string, records: readonly PlannedRecord[]): Promise<void> {
-    await this.#producer.send({
-      topic,
-      acks: -1,
-      messages: records.map((r) => ({
-        key: r.key,
-        value: r.value,
-        ...(r.headers ? { headers: { ...r.headers } } : {}),
-      })),
-    });
+    const messages = records.map((r) => ({
+      key: r.key,
+      value: r.value,
+      ...(r.headers ? { headers: { ...r.headers } } : {}),
+    }));
+    await sendAcknowledged(
+      (batch) => this.#producer.sendBatch(batch),
+      await this.#partitions.assign([{ topic, messages }]),
+      { acks: -1 },
+      () => {
+        this.resends += 1;
+      },
+    );
   }
 
   async close(): Promise<void> {
-    if (this.#connected) await this.#producer.disconnect().catch(() => undefined);
+    if (this.#connected) {
+      await this.#producer.disconnect().catch(() => undefined);
+      await this.#admin.disconnect().catch(() => undefined);
+    }
     this.#connected = false;
   }
 }
