@@ -8,6 +8,7 @@ import {
   type Consumer,
   type IHeaders,
   Kafka,
+  type KafkaConfig,
   type KafkaMessage,
   logLevel,
   Partitioners,
@@ -497,20 +498,23 @@ export class KafkaClient {
   /** A promise, so concurrent first calls share one connection. */
   #admin: Promise<Admin> | undefined;
   readonly #partitionCounts = new Map<string, { count: number; at: number }>();
+  /** What every client of this instance is built from (one broker's probe included). */
+  readonly #config: KafkaConfig;
 
   constructor(options: KafkaClientOptions) {
     // Before any consumer exists: a batch in any codec must not stop the process.
     registerCompressionCodecs();
     this.#options = options;
     this.#compression = compressionType(options.compression ?? 'none');
-    this.#kafka = new Kafka({
+    this.#config = {
       clientId: options.clientId,
       brokers: [...options.brokers],
       logLevel: logLevel.INFO,
       logCreator: kafkaLogCreator(options.logger, 'kafka'),
       connectionTimeout: 3000,
       retry: { initialRetryTime: 300, retries: 8 },
-    });
+    };
+    this.#kafka = new Kafka(this.#config);
   }
 
   #adminClient(): Promise<Admin> {
@@ -583,8 +587,9 @@ export class KafkaClient {
   }
 
   /**
-   * Resolves once every partition of `specs` has a leader in the metadata; a broker
-   * that does not know a topic yet is asked again. @throws Error after `timeoutMs`.
+   * Resolves once every broker answers metadata with a leader for every partition of
+   * `specs`; a broker that does not know a topic yet is asked again.
+   * @throws Error after `timeoutMs`.
    */
   async #waitForLeaders(
     admin: Admin,
@@ -595,19 +600,46 @@ export class KafkaClient {
     let lastProblem = '';
     while (Date.now() < deadline) {
       try {
-        const { topics } = await admin.fetchTopicMetadata({ topics: specs.map((s) => s.topic) });
-        const led = specs.every((spec) => {
-          const partitions = topics.find((t) => t.name === spec.topic)?.partitions ?? [];
-          return partitions.length === spec.partitions && partitions.every((p) => p.leader >= 0);
-        });
-        if (led) return;
-        lastProblem = 'a partition has no leader yet';
+        // Every broker, not just one: kafkajs asks any broker for metadata later (a
+        // consumer's subscribe, a producer's first send) and fails at once when that
+        // one has not heard of the topic yet.
+        const { brokers } = await admin.describeCluster();
+        const unaware: string[] = [];
+        for (const { host, port } of brokers) {
+          if (!(await this.#leadersKnownTo(`${host}:${port}`, specs)))
+            unaware.push(`${host}:${port}`);
+        }
+        if (unaware.length === 0) return;
+        lastProblem = `${unaware.join(', ')} did not show a leader for every partition yet`;
       } catch (error: unknown) {
         lastProblem = error instanceof Error ? error.message : String(error);
       }
       await new Promise((r) => setTimeout(r, 200));
     }
     throw new Error(`the new topics had no leaders after ${timeoutMs} ms: ${lastProblem}`);
+  }
+
+  /** Whether the broker at `address` itself answers metadata with a leader for every partition of `specs`. */
+  async #leadersKnownTo(address: string, specs: readonly TopicSpec[]): Promise<boolean> {
+    // A fresh client asks the one broker it bootstrapped from.
+    const probe = new Kafka({
+      ...this.#config,
+      brokers: [address],
+      logLevel: logLevel.NOTHING,
+      retry: { retries: 0 },
+    }).admin();
+    try {
+      await probe.connect();
+      const { topics } = await probe.fetchTopicMetadata({ topics: specs.map((s) => s.topic) });
+      return specs.every((spec) => {
+        const partitions = topics.find((t) => t.name === spec.topic)?.partitions ?? [];
+        return partitions.length === spec.partitions && partitions.every((p) => p.leader >= 0);
+      });
+    } catch {
+      return false;
+    } finally {
+      await probe.disconnect().catch(() => undefined);
+    }
   }
 
   /**

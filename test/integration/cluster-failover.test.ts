@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -83,6 +83,16 @@ test('kill -9 of a commands leader on a 3-node cluster: every command gets exact
   });
   await waitForLog(ferry, 'ferry is running', 90_000);
   t.diagnostic(`ferry running at ${elapsed()}`);
+
+  // The coordinator the chaos run aims at (computed from the group id) is the node
+  // whose own log says it stabilised ferry's group.
+  const stabilisedBy: number[] = [];
+  for (const node of cluster.nodes) {
+    const log = await readFile(join(node.dir, 'logs', 'server.log'), 'utf8').catch(() => '');
+    if (log.includes(`[GroupCoordinator ${node.id}]: Stabilized group ${topics.group} `))
+      stabilisedBy.push(node.id);
+  }
+  assert.deepEqual(stabilisedBy, [await cluster.groupCoordinator(topics.group)]);
 
   // ferry created its topics on all three nodes, every replica in sync.
   for (const topic of [topics.commands, topics.results]) {

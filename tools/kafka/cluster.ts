@@ -85,9 +85,13 @@ function javaHashCode(text: string): number {
   return hash;
 }
 
-/** The `__consumer_offsets` / `__transaction_state` partition Kafka keeps `key` in. */
+/**
+ * The `__consumer_offsets` / `__transaction_state` partition Kafka keeps `key` in:
+ * `Utils.abs(key.hashCode()) % partitions`, where Kafka's abs maps Integer.MIN_VALUE to 0.
+ */
 export function coordinatorPartition(key: string, partitions = INTERNAL_TOPIC_PARTITIONS): number {
-  return (javaHashCode(key) & 0x7fffffff) % partitions;
+  const hash = javaHashCode(key);
+  return (hash === -2147483648 ? 0 : Math.abs(hash)) % partitions;
 }
 
 export class KafkaCluster {
