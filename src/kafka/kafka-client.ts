@@ -567,7 +567,7 @@ export class KafkaClient {
       if (missing.length === 0) return;
       // kafkajs's own waitForLeaders asks one broker, and gives up when that broker has
       // not yet heard of the new topic (UNKNOWN_TOPIC_OR_PARTITION on a cluster): the wait
-      // below asks again until every partition has a leader.
+      // below asks every broker, again until each shows a leader for every partition.
       await admin.createTopics({
         waitForLeaders: false,
         topics: missing.map((s) => ({
