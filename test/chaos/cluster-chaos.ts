@@ -18,6 +18,7 @@ import { loopbackEnv } from '../helpers/ferry.ts';
 import { createTopics, groupLag, PlannedProducer, readTopic, recordCount } from './chaos-kafka.ts';
 import { buildCommandMix } from './command-mix.ts';
 import { killOnExit, ReplicaSet } from './ferry-replicas.ts';
+import { killLeaders, type LeaderKill } from './leader-kills.ts';
 import { createSeededRandom } from './seeded-random.ts';
 import { type ChaosFigures, verifyRun } from './verify-run.ts';
 
@@ -43,19 +44,6 @@ export interface ClusterChaosOptions {
   readonly signal?: AbortSignal;
 }
 
-/** What one kill did: whom it hit, what that node led, and how long the cluster took to recover. */
-export interface LeaderKill {
-  readonly atMs: number;
-  readonly target: string;
-  readonly node: number;
-  /** Partitions of the target topic the node led when it was killed. */
-  readonly ledPartitions: number;
-  /** From the kill until no partition of the target topic had the killed node as leader. */
-  readonly leadersMovedMs: number | null;
-  /** From the kill until every replica of every topic was in sync again after the restart. */
-  readonly inSyncAgainMs: number | null;
-}
-
 export interface ClusterChaosReport {
   readonly ok: boolean;
   readonly violations: readonly string[];
@@ -68,17 +56,6 @@ export interface ClusterChaosReport {
     readonly ferryResends: number;
   };
   readonly logsKeptIn?: string;
-}
-
-type Target = 'commands' | 'results' | 'group coordinator';
-const TARGETS: readonly Target[] = ['commands', 'results', 'group coordinator'];
-
-/** The node leading most partitions of `leaders`, preferring one not hit last time. */
-function busiestLeader(leaders: ReadonlyMap<number, number>, avoid: number | undefined): number {
-  const led = new Map<number, number>();
-  for (const node of leaders.values()) if (node >= 0) led.set(node, (led.get(node) ?? 0) + 1);
-  const ranked = [...led].sort((a, b) => b[1] - a[1]).map(([node]) => node);
-  return ranked.find((node) => node !== avoid) ?? ranked[0] ?? -1;
 }
 
 /** Lines of the replicas' logs that contain `text`. */
@@ -177,63 +154,28 @@ export async function runClusterChaos(options: ClusterChaosOptions): Promise<Clu
       }
     })();
 
-    // Kills at evenly spread points of the window, each only once the previous victim is back in sync.
-    const kills: LeaderKill[] = [];
-    const activeCluster = cluster;
-    const allTopics = [...Object.values(topics), '__consumer_offsets', '__transaction_state'];
     let lastFaultAt = runStart;
-    const injection = (async () => {
-      let previous: number | undefined;
-      for (let index = 0; index < options.kills; index += 1) {
-        const due = runStart + options.produceWindowMs * ((index + 0.5) / (options.kills + 0.5));
-        if (due > Date.now()) await wait(due - Date.now());
-        if (stopped) return;
-        const target = TARGETS[index % TARGETS.length] as Target;
-        const leaders =
-          target === 'group coordinator'
-            ? new Map([[0, await activeCluster.groupCoordinator(group)]])
-            : await activeCluster.partitionLeaders(topics[target]);
-        const node =
-          target === 'group coordinator'
-            ? (leaders.get(0) ?? -1)
-            : busiestLeader(leaders, previous);
-        const ledPartitions = [...leaders.values()].filter((n) => n === node).length;
-        const atMs = Date.now() - runStart;
-        log(
-          `t=${(atMs / 1000).toFixed(1)}s kill -9 node ${node}, ${target} leader of ${ledPartitions}`,
-        );
-        const killedAt = Date.now();
-        await activeCluster.kill9(node);
-        let leadersMovedMs: number | null = null;
-        while (Date.now() - killedAt < options.restartAfterMs) {
-          const now =
-            target === 'group coordinator'
-              ? [await activeCluster.groupCoordinator(group)]
-              : [...(await activeCluster.partitionLeaders(topics[target])).values()];
-          if (leadersMovedMs === null && now.every((n) => n !== node && n >= 0)) {
-            leadersMovedMs = Date.now() - killedAt;
-            log(`leaders moved off node ${node} after ${leadersMovedMs} ms`);
-          }
-          await wait(250);
-        }
-        await activeCluster.startNode(node);
-        let inSyncAgainMs: number | null = null;
-        try {
-          await activeCluster.waitForFullIsr(allTopics, 90_000);
-          inSyncAgainMs = Date.now() - killedAt;
-          log(`node ${node} restarted; every replica in sync ${inSyncAgainMs} ms after the kill`);
-        } catch (error: unknown) {
-          log(String(error));
-        }
-        kills.push({ atMs, target, node, ledPartitions, leadersMovedMs, inSyncAgainMs });
-        previous = node;
+    const injection = killLeaders({
+      cluster,
+      topics,
+      group,
+      kills: options.kills,
+      restartAfterMs: options.restartAfterMs,
+      // Evenly spread over the window, each only once the previous victim is back in sync.
+      dueAt: (index) =>
+        runStart + options.produceWindowMs * ((index + 0.5) / (options.kills + 0.5)),
+      runStart,
+      log,
+      wait,
+      stopped: () => stopped,
+      onKill: () => {
         lastFaultAt = Date.now();
-      }
-    })();
+      },
+    });
     injection.catch(() => undefined);
     await production;
     const productionEndAt = Date.now();
-    await injection;
+    const kills = await injection;
     log(`produced ${produced} records in ${productionEndAt - runStart} ms; waiting for the lag`);
 
     let drainedAt: number | undefined;
