@@ -13,7 +13,9 @@ function client(brokers: string, clientId: string): Kafka {
     brokers: brokers.split(','),
     logLevel: logLevel.NOTHING,
     connectionTimeout: 3000,
-    retry: { initialRetryTime: 300, retries: 10 },
+    // Retries at most 2 s apart: after a leader change, kafkajs's default backoff (up to
+    // 30 s between tries) would hold the run's producer long after the new leader is there.
+    retry: { initialRetryTime: 300, maxRetryTime: 2000, retries: 40 },
   });
 }
 
