@@ -19,12 +19,13 @@
  * - initialising a transactional id under the replay's prefix: TransactionalId WRITE.
  */
 import { randomUUID } from 'node:crypto';
-import kafkajs, { type Admin, Kafka, type LogEntry, logLevel } from 'kafkajs';
+import kafkajs, { type Admin, Kafka, type KafkaConfig, type LogEntry, logLevel } from 'kafkajs';
 import type { KafkaSecurity } from '../config/kafka-security.ts';
 import { FerryError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import { probeReading, probeTransactions, type Step } from './access-probes.ts';
 import { kafkaError, kafkajsSecurity } from './kafka-security.ts';
+import { waitForLeadersOnEveryBroker } from './topic-leaders.ts';
 import {
   type ExpectedTopicSettings,
   judgeTopicSettings,
@@ -80,6 +81,8 @@ export class KafkaAccessCheck {
   /** Without retries: the first connection is retried by {@link #connect}, which stops at a refusal. */
   readonly #firstContact: Kafka;
   readonly #log: Logger;
+  /** Brokers, client id, TLS and SASL: what a per-broker probe client needs too. */
+  readonly #connection: KafkaConfig;
   /**
    * What the last FindCoordinator refused, if it did. kafkajs drops that error and throws
    * "Failed to find group coordinator" instead; it only shows in its debug log, which is
@@ -92,10 +95,13 @@ export class KafkaAccessCheck {
     this.#log = options.logger.child({ component: 'kafka-access' });
     // Nothing is logged from here: every failure of a probe is reported once, classified,
     // by ferry itself. The debug level only lets the coordinator refusals through.
-    this.#kafka = new Kafka({
+    this.#connection = {
       clientId: options.clientId,
       brokers: [...options.brokers],
       ...kafkajsSecurity(options.security),
+    };
+    this.#kafka = new Kafka({
+      ...this.#connection,
       logLevel: logLevel.DEBUG,
       logCreator: () => (entry) => this.#noteCoordinatorRefusal(entry),
       connectionTimeout: 3000,
@@ -221,7 +227,8 @@ export class KafkaAccessCheck {
     const configEntries = topicConfigEntries(settings);
     try {
       await admin.createTopics({
-        waitForLeaders: true,
+        // kafkajs's own wait asks one broker; the wait below asks every broker.
+        waitForLeaders: false,
         topics: missing.map((topic) => ({
           topic,
           numPartitions: settings.partitions,
@@ -229,6 +236,11 @@ export class KafkaAccessCheck {
           configEntries,
         })),
       });
+      await waitForLeadersOnEveryBroker(
+        admin,
+        this.#connection,
+        missing.map((topic) => ({ topic, partitions: settings.partitions })),
+      );
       this.#log.info({ topics: missing }, 'created the missing topics');
     } catch (error: unknown) {
       // Another replica may have created them between list and create.

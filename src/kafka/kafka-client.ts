@@ -8,6 +8,7 @@ import {
   type Consumer,
   type IHeaders,
   Kafka,
+  type KafkaConfig,
   type KafkaMessage,
   logLevel,
   Partitioners,
@@ -15,6 +16,7 @@ import {
 } from 'kafkajs';
 import type { KafkaSecurity } from '../config/kafka-security.ts';
 import type { Logger } from '../observability/logger.ts';
+import { PartitionAssigner, type PartitionCount, sendAcknowledged } from './acknowledged-send.ts';
 import {
   compressionType,
   type KafkaCompression,
@@ -22,6 +24,7 @@ import {
 } from './compression.ts';
 import { kafkaError, kafkajsSecurity } from './kafka-security.ts';
 import { headersOf, kafkaLogCreator } from './kafkajs-adapters.ts';
+import { waitForLeadersOnEveryBroker } from './topic-leaders.ts';
 
 export interface InboundRecord {
   readonly topic: string;
@@ -98,6 +101,9 @@ function inbound(topic: string, partition: number, message: KafkaMessage): Inbou
  */
 const MAX_PRODUCE_REQUEST_BYTES = 512 * 1024;
 
+/** How long a topic's partition count is trusted before it is read again. */
+const PARTITION_COUNT_TTL_MS = 60_000;
+
 function sizeOf(value: string | Buffer | null): number {
   if (value === null) return 0;
   return typeof value === 'string' ? Buffer.byteLength(value) : value.length;
@@ -153,14 +159,21 @@ export class RecordProducer {
   readonly #producer: Producer;
   readonly #compression: CompressionTypes;
   readonly #maxRequestBytes: number;
+  readonly #partitions: PartitionAssigner;
+  /** kafkajs's answer left partitions out (a leader change): they are being sent again. */
+  readonly #onResend: (partitions: readonly string[]) => void;
   constructor(
     producer: Producer,
     compression: CompressionTypes,
+    partitionCount: PartitionCount,
     maxRequestBytes = MAX_PRODUCE_REQUEST_BYTES,
+    onResend: (partitions: readonly string[]) => void = () => undefined,
   ) {
     this.#producer = producer;
     this.#compression = compression;
+    this.#partitions = new PartitionAssigner(partitionCount);
     this.#maxRequestBytes = maxRequestBytes;
+    this.#onResend = onResend;
   }
   async connect(): Promise<void> {
     await this.#producer.connect();
@@ -170,11 +183,12 @@ export class RecordProducer {
     if (records.length === 0) return;
     try {
       for (const chunk of produceChunks(records, this.#maxRequestBytes)) {
-        await this.#producer.sendBatch({
-          acks: -1,
-          compression: this.#compression,
-          topicMessages: toKafkaMessages(chunk),
-        });
+        await sendAcknowledged(
+          (batch) => this.#producer.sendBatch(batch),
+          await this.#partitions.assign(toKafkaMessages(chunk)),
+          { acks: -1, compression: this.#compression },
+          this.#onResend,
+        );
       }
     } catch (error: unknown) {
       throw kafkaError(error, 'producing records failed');
@@ -193,17 +207,24 @@ export class TransactionalProducer {
   readonly #producer: Producer;
   readonly #compression: CompressionTypes;
   readonly #maxRequestBytes: number;
+  readonly #partitions: PartitionAssigner;
+  /** kafkajs's answer left partitions out (a leader change): they are being sent again. */
+  readonly #onResend: (partitions: readonly string[]) => void;
   readonly transactionalId: string;
   constructor(
     producer: Producer,
     transactionalId: string,
     compression: CompressionTypes,
+    partitionCount: PartitionCount,
     maxRequestBytes = MAX_PRODUCE_REQUEST_BYTES,
+    onResend: (partitions: readonly string[]) => void = () => undefined,
   ) {
     this.#producer = producer;
     this.transactionalId = transactionalId;
     this.#compression = compression;
+    this.#partitions = new PartitionAssigner(partitionCount);
     this.#maxRequestBytes = maxRequestBytes;
+    this.#onResend = onResend;
   }
   /**
    * Connects and initialises the transactional id, which bumps its epoch: from here on
@@ -231,11 +252,12 @@ export class TransactionalProducer {
     const transaction = await this.#producer.transaction();
     try {
       for (const chunk of produceChunks(records, this.#maxRequestBytes)) {
-        await transaction.sendBatch({
-          acks: -1,
-          compression: this.#compression,
-          topicMessages: toKafkaMessages(chunk),
-        });
+        await sendAcknowledged(
+          (batch) => transaction.sendBatch(batch),
+          await this.#partitions.assign(toKafkaMessages(chunk)),
+          { acks: -1, compression: this.#compression },
+          this.#onResend,
+        );
       }
       await transaction.sendOffsets({
         consumerGroupId: groupId,
@@ -481,13 +503,16 @@ export class KafkaClient {
   readonly #compression: CompressionTypes;
   /** A promise, so concurrent first calls share one connection. */
   #admin: Promise<Admin> | undefined;
+  readonly #partitionCounts = new Map<string, { count: number; at: number }>();
+  /** What every client of this instance is built from (one broker's probe included). */
+  readonly #config: KafkaConfig;
 
   constructor(options: KafkaClientOptions) {
     // Before any consumer exists: a batch in any codec must not stop the process.
     registerCompressionCodecs();
     this.#options = options;
     this.#compression = compressionType(options.compression ?? 'none');
-    this.#kafka = new Kafka({
+    this.#config = {
       clientId: options.clientId,
       brokers: [...options.brokers],
       ...kafkajsSecurity(options.security),
@@ -495,7 +520,8 @@ export class KafkaClient {
       logCreator: kafkaLogCreator(options.logger, 'kafka'),
       connectionTimeout: 3000,
       retry: { initialRetryTime: 300, retries: 8 },
-    });
+    };
+    this.#kafka = new Kafka(this.#config);
   }
 
   #adminClient(): Promise<Admin> {
@@ -510,36 +536,64 @@ export class KafkaClient {
     return this.#admin;
   }
 
+  #unacknowledged(partitions: readonly string[]): void {
+    this.#options.onError?.('producer', 'unacknowledged_partitions');
+    this.#options.logger.warn(
+      { partitions },
+      'a send left partitions unacknowledged after a leader change; sending their records again',
+    );
+  }
+
+  /**
+   * How many partitions `topic` has, from the metadata, remembered for a minute: a
+   * producer picks partitions itself (acknowledged-send.ts), and a topic whose
+   * partitions were added is seen within that minute. @throws FerryError `kafka`.
+   */
+  async #partitionCount(topic: string): Promise<number> {
+    const cached = this.#partitionCounts.get(topic);
+    if (cached && Date.now() - cached.at < PARTITION_COUNT_TTL_MS) return cached.count;
+    try {
+      const admin = await this.#adminClient();
+      const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+      const count = topics[0]?.partitions.length ?? 0;
+      if (count === 0) throw new Error(`no partitions of ${topic} in the metadata`);
+      this.#partitionCounts.set(topic, { count, at: Date.now() });
+      return count;
+    } catch (error: unknown) {
+      this.#options.onError?.('admin', 'fetch_metadata');
+      throw kafkaError(error, `reading the partitions of ${topic} failed`);
+    }
+  }
+
   /** Creates the topics that are missing; existing ones are left as they are. @throws FerryError `kafka`. */
   async ensureTopics(specs: readonly TopicSpec[]): Promise<void> {
-    // A broker that just started (KRaft) may answer the metadata of a topic it has just
-    // created with UNKNOWN_TOPIC_OR_PARTITION for a moment, which kafkajs's wait for
-    // leaders does not retry: asked again for a few seconds.
-    const deadline = Date.now() + 10_000;
-    while (true) {
-      try {
-        const admin = await this.#adminClient();
-        const existing = new Set(await admin.listTopics());
-        const missing = specs.filter((s) => !existing.has(s.topic));
-        if (missing.length === 0) return;
-        await admin.createTopics({
-          waitForLeaders: true,
-          topics: missing.map((s) => ({
-            topic: s.topic,
-            numPartitions: s.partitions,
-            replicationFactor: s.replicationFactor,
-            configEntries: Object.entries(s.config ?? {}).map(([name, value]) => ({ name, value })),
-          })),
-        });
-        return;
-      } catch (error: unknown) {
-        this.#options.onError?.('admin', 'create_topics');
-        // Another replica may have created them between list and create.
-        if (error instanceof Error && /already exists/i.test(error.message)) return;
-        const retriable = (error as { retriable?: unknown }).retriable === true;
-        if (!retriable || Date.now() > deadline) throw kafkaError(error, 'creating topics failed');
-        await new Promise((resolve) => setTimeout(resolve, 300));
-      }
+    try {
+      const admin = await this.#adminClient();
+      const existing = new Set(await admin.listTopics());
+      const missing = specs.filter((s) => !existing.has(s.topic));
+      if (missing.length === 0) return;
+      // kafkajs's own waitForLeaders asks one broker, and gives up when that broker has
+      // not yet heard of the new topic (UNKNOWN_TOPIC_OR_PARTITION on a cluster): the wait
+      // below asks every broker, again until each shows a leader for every partition.
+      await admin.createTopics({
+        waitForLeaders: false,
+        topics: missing.map((s) => ({
+          topic: s.topic,
+          numPartitions: s.partitions,
+          replicationFactor: s.replicationFactor,
+          configEntries: Object.entries(s.config ?? {}).map(([name, value]) => ({ name, value })),
+        })),
+      });
+      await waitForLeadersOnEveryBroker(
+        admin,
+        this.#config,
+        missing.map((s) => ({ topic: s.topic, partitions: s.partitions })),
+      );
+    } catch (error: unknown) {
+      this.#options.onError?.('admin', 'create_topics');
+      // Another replica may have created them between list and create.
+      if (error instanceof Error && /already exists/i.test(error.message)) return;
+      throw kafkaError(error, 'creating topics failed');
     }
   }
 
@@ -634,7 +688,13 @@ export class KafkaClient {
     producer.on(producer.events.REQUEST_TIMEOUT, () =>
       this.#options.onError?.('producer', 'timeout'),
     );
-    return new RecordProducer(producer, this.#compression, this.#options.maxProduceBytes);
+    return new RecordProducer(
+      producer,
+      this.#compression,
+      (topic) => this.#partitionCount(topic),
+      this.#options.maxProduceBytes,
+      (partitions) => this.#unacknowledged(partitions),
+    );
   }
 
   createTransactionalProducer(transactionalId: string): TransactionalProducer {
@@ -649,7 +709,9 @@ export class KafkaClient {
       producer,
       transactionalId,
       this.#compression,
+      (topic) => this.#partitionCount(topic),
       this.#options.maxProduceBytes,
+      (partitions) => this.#unacknowledged(partitions),
     );
   }
 

@@ -3,7 +3,8 @@
  * set-up, producing the planned records, the group's lag, and reading a topic back
  * at read_committed to count what ferry committed.
  */
-import { Kafka, logLevel, type Producer } from 'kafkajs';
+import { type Admin, Kafka, logLevel, type Producer } from 'kafkajs';
+import { PartitionAssigner, sendAcknowledged } from '../../src/kafka/acknowledged-send.ts';
 import { registerCompressionCodecs } from '../../src/kafka/compression.ts';
 import type { PlannedRecord } from './command-mix.ts';
 
@@ -13,7 +14,9 @@ function client(brokers: string, clientId: string): Kafka {
     brokers: brokers.split(','),
     logLevel: logLevel.NOTHING,
     connectionTimeout: 3000,
-    retry: { initialRetryTime: 300, retries: 10 },
+    // Retries at most 2 s apart: after a leader change, kafkajs's default backoff (up to
+    // 30 s between tries) would hold the run's producer long after the new leader is there.
+    retry: { initialRetryTime: 300, maxRetryTime: 2000, retries: 40 },
   });
 }
 
@@ -23,41 +26,100 @@ export async function createTopics(
   topics: readonly string[],
   partitions: number,
   config: Readonly<Record<string, string>> = {},
+  replicationFactor = 1,
 ): Promise<void> {
   const admin = client(brokers, 'ferry-chaos-admin').admin();
   await admin.connect();
   try {
+    // kafkajs's waitForLeaders gives up when the broker it asks has not heard of a new
+    // topic yet (UNKNOWN_TOPIC_OR_PARTITION on a cluster); the loop below asks again.
     await admin.createTopics({
-      waitForLeaders: true,
+      waitForLeaders: false,
       topics: topics.map((topic) => ({
         topic,
         numPartitions: partitions,
-        replicationFactor: 1,
+        replicationFactor,
         configEntries: Object.entries(config).map(([name, value]) => ({ name, value })),
       })),
     });
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      // Every broker must know them: kafkajs (ferry's subscribe, a first send) asks any.
+      const nodes = await admin.describeCluster().then(
+        (c) => c.brokers,
+        () => [],
+      );
+      const known = await Promise.all(
+        nodes.map(({ host, port }) => leadersKnownTo(`${host}:${port}`, topics)),
+      );
+      if (nodes.length > 0 && known.every(Boolean)) break;
+      if (Date.now() > deadline) throw new Error(`no leaders for ${topics.join(', ')} after 30 s`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
   } finally {
     await admin.disconnect();
   }
 }
 
+/** Whether the broker at `address` itself shows a leader for every partition of `topics`. */
+async function leadersKnownTo(address: string, topics: readonly string[]): Promise<boolean> {
+  // A fresh client asks the one broker it bootstrapped from.
+  const probe = new Kafka({
+    clientId: 'ferry-chaos-probe',
+    brokers: [address],
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 0 },
+  }).admin();
+  try {
+    await probe.connect();
+    const metadata = await probe.fetchTopicMetadata({ topics: [...topics] });
+    return (
+      metadata.topics.length === topics.length &&
+      metadata.topics.every((t) => t.partitions.every((p) => p.leader >= 0))
+    );
+  } catch {
+    return false;
+  } finally {
+    await probe.disconnect().catch(() => undefined);
+  }
+}
+
 const LARGE_VALUE_BYTES = 64 * 1024;
 
-/** Produces planned records (idempotent, acks from all in-sync replicas). */
+/**
+ * Produces planned records (idempotent, acks from all in-sync replicas), each
+ * partition checked as ferry's producers do (src/kafka/acknowledged-send.ts): on a
+ * cluster, kafkajs alone can drop the records of a partition whose leader was killed.
+ */
 export class PlannedProducer {
   readonly #producer: Producer;
+  readonly #admin: Admin;
+  readonly #partitionCounts = new Map<string, number>();
+  readonly #partitions = new PartitionAssigner((topic) => this.#partitionCount(topic));
   #connected = false;
+  /** Sends of partitions kafkajs's answer left out (after a leader change), for the report. */
+  resends = 0;
 
   constructor(brokers: string) {
-    this.#producer = client(brokers, 'ferry-chaos-producer').producer({
-      idempotent: true,
-      maxInFlightRequests: 1,
-    });
+    const kafka = client(brokers, 'ferry-chaos-producer');
+    this.#producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    this.#admin = kafka.admin();
+  }
+
+  async #partitionCount(topic: string): Promise<number> {
+    const known = this.#partitionCounts.get(topic);
+    if (known !== undefined) return known;
+    const { topics } = await this.#admin.fetchTopicMetadata({ topics: [topic] });
+    const count = topics[0]?.partitions.length ?? 0;
+    if (count === 0) throw new Error(`no partitions of ${topic} in the metadata`);
+    this.#partitionCounts.set(topic, count);
+    return count;
   }
 
   async send(topic: string, records: readonly PlannedRecord[]): Promise<void> {
     if (!this.#connected) {
       await this.#producer.connect();
+      await this.#admin.connect();
       this.#connected = true;
     }
     // A record batch must stay under the topic's 1 MB limit: large values go one per request.
@@ -69,19 +131,26 @@ export class PlannedProducer {
   }
 
   async #sendGroup(topic: string, records: readonly PlannedRecord[]): Promise<void> {
-    await this.#producer.send({
-      topic,
-      acks: -1,
-      messages: records.map((r) => ({
-        key: r.key,
-        value: r.value,
-        ...(r.headers ? { headers: { ...r.headers } } : {}),
-      })),
-    });
+    const messages = records.map((r) => ({
+      key: r.key,
+      value: r.value,
+      ...(r.headers ? { headers: { ...r.headers } } : {}),
+    }));
+    await sendAcknowledged(
+      (batch) => this.#producer.sendBatch(batch),
+      await this.#partitions.assign([{ topic, messages }]),
+      { acks: -1 },
+      () => {
+        this.resends += 1;
+      },
+    );
   }
 
   async close(): Promise<void> {
-    if (this.#connected) await this.#producer.disconnect().catch(() => undefined);
+    if (this.#connected) {
+      await this.#producer.disconnect().catch(() => undefined);
+      await this.#admin.disconnect().catch(() => undefined);
+    }
     this.#connected = false;
   }
 }

@@ -101,6 +101,10 @@ export interface BrokerOptions {
   readonly extraProperties?: Readonly<Record<string, string>>;
   /** SCRAM users written into the metadata when the storage is formatted (KRaft has no other way before start). */
   readonly scramUsers?: readonly ScramUser[];
+  /** The whole server.properties, instead of the single-node one (a node of tools/kafka/cluster.ts). */
+  readonly serverProperties?: string;
+  /** The KRaft cluster id to format storage with: every node of one cluster shares it. Default: random. */
+  readonly clusterId?: string;
 }
 
 export interface ExtraListener {
@@ -202,11 +206,16 @@ export async function waitForMetadata(
   );
 }
 
-async function formatStorage(options: BrokerOptions, configFile: string): Promise<void> {
-  if (existsSync(join(options.dir, 'data', 'meta.properties'))) return;
-  // A cluster id is 16 random bytes, URL-safe base64 without padding, not starting with '-'.
+/** A KRaft cluster id: 16 random bytes, URL-safe base64 without padding, not starting with '-'. */
+export function newClusterId(): string {
   let clusterId = randomBytes(16).toString('base64url');
   while (clusterId.startsWith('-')) clusterId = randomBytes(16).toString('base64url');
+  return clusterId;
+}
+
+async function formatStorage(options: BrokerOptions, configFile: string): Promise<void> {
+  if (existsSync(join(options.dir, 'data', 'meta.properties'))) return;
+  const clusterId = options.clusterId ?? newClusterId();
   try {
     await execFileAsync('java', [
       '-cp',
@@ -262,7 +271,7 @@ export async function startBroker(options: BrokerOptions): Promise<RunningBroker
   await mkdir(dataDir, { recursive: true });
   await mkdir(logsDir, { recursive: true });
   const configFile = join(options.dir, 'server.properties');
-  await writeFile(configFile, serverProperties(options, dataDir));
+  await writeFile(configFile, options.serverProperties ?? serverProperties(options, dataDir));
   await writeFile(join(options.dir, 'log4j.properties'), log4jProperties);
   await formatStorage(options, configFile);
 
