@@ -23,7 +23,12 @@ import kafkajs, { type Admin, Kafka, type KafkaConfig, type LogEntry, logLevel }
 import type { KafkaSecurity } from '../config/kafka-security.ts';
 import { FerryError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
-import { probeReading, probeTransactions, type Step } from './access-probes.ts';
+import {
+  probeGroupDeletion,
+  probeReading,
+  probeTransactionalIds,
+  type Step,
+} from './access-probes.ts';
 import { kafkaError, kafkajsSecurity } from './kafka-security.ts';
 import { waitForLeadersOnEveryBroker } from './topic-leaders.ts';
 import {
@@ -155,12 +160,24 @@ export class KafkaAccessCheck {
         groupId: `${replayGroupId}.reader.preflight-${randomUUID()}`,
         topics: [topics.commands, topics.dlq],
       });
-      await probeTransactions(this.#kafka, step, {
-        // Unique per start: replicas starting together must not fence each other's probe.
-        transactionalId: `${clientId}-${groupId}-preflight-${randomUUID()}`,
-        topics: [topics.results, topics.dlq, topics.commands],
-        replayTransactionalId: `${replayGroupId}.preflight-${randomUUID()}`,
-      });
+      // The control-topic follower deletes its throwaway group when it stops.
+      await probeGroupDeletion(
+        admin,
+        step,
+        `${groupId}.control.preflight-${randomUUID()}`,
+        'a control-topic follower group',
+      );
+      // Unique per start: replicas starting together must not fence each other's probe.
+      await probeTransactionalIds(this.#kafka, step, [
+        {
+          id: `${clientId}-${groupId}-preflight-${randomUUID()}`,
+          what: 'a transactional id of the command partitions',
+        },
+        {
+          id: `${replayGroupId}.preflight-${randomUUID()}`,
+          what: 'the dead-letter replay transactional id',
+        },
+      ]);
       return warnings;
     } finally {
       await admin.disconnect().catch(() => undefined);
