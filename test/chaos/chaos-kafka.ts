@@ -6,6 +6,7 @@
 import { type Admin, Kafka, logLevel, type Producer } from 'kafkajs';
 import { PartitionAssigner, sendAcknowledged } from '../../src/kafka/acknowledged-send.ts';
 import { registerCompressionCodecs } from '../../src/kafka/compression.ts';
+import { waitForLeadersOnEveryBroker } from '../../src/kafka/topic-leaders.ts';
 import type { PlannedRecord } from './command-mix.ts';
 
 function client(brokers: string, clientId: string): Kafka {
@@ -42,45 +43,14 @@ export async function createTopics(
         configEntries: Object.entries(config).map(([name, value]) => ({ name, value })),
       })),
     });
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      // Every broker must know them: kafkajs (ferry's subscribe, a first send) asks any.
-      const nodes = await admin.describeCluster().then(
-        (c) => c.brokers,
-        () => [],
-      );
-      const known = await Promise.all(
-        nodes.map(({ host, port }) => leadersKnownTo(`${host}:${port}`, topics)),
-      );
-      if (nodes.length > 0 && known.every(Boolean)) break;
-      if (Date.now() > deadline) throw new Error(`no leaders for ${topics.join(', ')} after 30 s`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    // Every broker must know them: kafkajs (ferry's subscribe, a first send) asks any.
+    await waitForLeadersOnEveryBroker(
+      admin,
+      { clientId: 'ferry-chaos-probe', brokers: brokers.split(',') },
+      topics.map((topic) => ({ topic, partitions })),
+    );
   } finally {
     await admin.disconnect();
-  }
-}
-
-/** Whether the broker at `address` itself shows a leader for every partition of `topics`. */
-async function leadersKnownTo(address: string, topics: readonly string[]): Promise<boolean> {
-  // A fresh client asks the one broker it bootstrapped from.
-  const probe = new Kafka({
-    clientId: 'ferry-chaos-probe',
-    brokers: [address],
-    logLevel: logLevel.NOTHING,
-    retry: { retries: 0 },
-  }).admin();
-  try {
-    await probe.connect();
-    const metadata = await probe.fetchTopicMetadata({ topics: [...topics] });
-    return (
-      metadata.topics.length === topics.length &&
-      metadata.topics.every((t) => t.partitions.every((p) => p.leader >= 0))
-    );
-  } catch {
-    return false;
-  } finally {
-    await probe.disconnect().catch(() => undefined);
   }
 }
 
