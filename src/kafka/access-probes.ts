@@ -73,9 +73,7 @@ export async function probeGroupDeletion(
  * writing: an aborted probe record is a record all the same, and kafkajs's read_committed
  * filter lets some aborted records through when several aborted transactions interleave
  * (it assumes the broker lists them by first offset), so ferry's own consumer could read
- * a probe as a command. A topic whose only Describe-implying grant is Write is still
- * caught by the describe step; Write on a topic ferry also reads shows at the first
- * write (docs/kafka-security.md).
+ * a probe as a command. Topic WRITE is proven by {@link probeTopicWrites} instead.
  */
 export async function probeTransactionalIds(
   kafka: Kafka,
@@ -95,6 +93,69 @@ export async function probeTransactionalIds(
         // Nothing is added, so the abort stays local; the begin sent InitProducerId.
         const transaction = await producer.transaction();
         await transaction.abort();
+      } finally {
+        await producer.disconnect().catch(() => undefined);
+      }
+    });
+  }
+}
+
+/** The largest record the write probe sends (a topic limit above it is not probed). */
+const PROBE_MAX_BYTES = 16 * 1024 * 1024;
+
+/** Whether `error` (or what it wraps) is the broker refusing a record for its size. */
+function isTooLarge(error: unknown, depth = 0): boolean {
+  if (depth > 5 || typeof error !== 'object' || error === null) return false;
+  const { type, cause, originalError } = error as {
+    type?: unknown;
+    cause?: unknown;
+    originalError?: unknown;
+  };
+  if (type === 'MESSAGE_TOO_LARGE' || type === 'RECORD_LIST_TOO_LARGE') return true;
+  return isTooLarge(cause, depth + 1) || isTooLarge(originalError, depth + 1);
+}
+
+/**
+ * Proves Write on each topic without writing a record. In a transaction under
+ * `transactionalIdPrefix`, one record one byte over the topic's `max.message.bytes` is
+ * sent to partition 0: kafkajs first adds the partition to the transaction, which the
+ * broker authorises (Topic WRITE), then produces, and the broker refuses the record for
+ * its size before it reaches the log. So MESSAGE_TOO_LARGE means "allowed", a refusal
+ * means the ACL is missing, and the transaction is aborted with nothing in it. A topic
+ * whose limit is unknown is not probed: a record that fitted would be written.
+ */
+export async function probeTopicWrites(
+  kafka: Kafka,
+  step: Step,
+  probe: {
+    readonly transactionalIdPrefix: string;
+    readonly topics: readonly { readonly topic: string; readonly maxMessageBytes?: number }[];
+  },
+): Promise<void> {
+  for (const { topic, maxMessageBytes } of probe.topics) {
+    // Unknown, or so large that the probe itself would be a burden: not probed.
+    if (maxMessageBytes === undefined || maxMessageBytes > PROBE_MAX_BYTES) continue;
+    const producer = kafka.producer({
+      transactionalId: `${probe.transactionalIdPrefix}-${topic}`,
+      idempotent: true,
+      maxInFlightRequests: 1,
+      retry: { retries: 1 },
+    });
+    await step(`writing to ${topic}`, async () => {
+      try {
+        await producer.connect();
+        const transaction = await producer.transaction();
+        try {
+          await transaction.send({
+            topic,
+            acks: -1,
+            messages: [{ partition: 0, key: null, value: Buffer.alloc(maxMessageBytes + 1) }],
+          });
+        } catch (error: unknown) {
+          if (!isTooLarge(error)) throw error;
+        } finally {
+          await transaction.abort().catch(() => undefined);
+        }
       } finally {
         await producer.disconnect().catch(() => undefined);
       }

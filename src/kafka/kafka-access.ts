@@ -26,6 +26,7 @@ import type { Logger } from '../observability/logger.ts';
 import {
   probeGroupDeletion,
   probeReading,
+  probeTopicWrites,
   probeTransactionalIds,
   type Step,
 } from './access-probes.ts';
@@ -86,6 +87,8 @@ export class KafkaAccessCheck {
   /** Without retries: the first connection is retried by {@link #connect}, which stops at a refusal. */
   readonly #firstContact: Kafka;
   readonly #log: Logger;
+  /** `max.message.bytes` of each topic as the cluster described it (for the write probe). */
+  readonly #topicMaxMessageBytes = new Map<string, number>();
   /** Brokers, client id, TLS and SASL: what a per-broker probe client needs too. */
   readonly #connection: KafkaConfig;
   /**
@@ -178,6 +181,15 @@ export class KafkaAccessCheck {
           what: 'the dead-letter replay transactional id',
         },
       ]);
+      await probeTopicWrites(this.#kafka, step, {
+        transactionalIdPrefix: `${clientId}-${groupId}-preflight-${randomUUID()}`,
+        // Not the commands topic: even an empty aborted transaction leaves its abort
+        // marker there, an offset that reads as consumer lag until the next command.
+        topics: [topics.results, topics.dlq].map((topic) => ({
+          topic,
+          ...this.#maxMessageBytes(topic),
+        })),
+      });
       return warnings;
     } finally {
       await admin.disconnect().catch(() => undefined);
@@ -269,6 +281,11 @@ export class KafkaAccessCheck {
     }
   }
 
+  #maxMessageBytes(topic: string): { maxMessageBytes?: number } {
+    const bytes = this.#topicMaxMessageBytes.get(topic);
+    return bytes === undefined ? {} : { maxMessageBytes: bytes };
+  }
+
   async #checkTopicSettings(admin: Admin): Promise<TopicSettingWarning[]> {
     const topics = this.#topicNames();
     const { results, status, dlq } = this.#options.topics;
@@ -294,6 +311,7 @@ export class KafkaAccessCheck {
         return value === undefined ? undefined : Number(value);
       };
       const maxMessageBytes = setting('max.message.bytes');
+      if (maxMessageBytes !== undefined) this.#topicMaxMessageBytes.set(topic, maxMessageBytes);
       return {
         topic,
         replicas: Math.min(...partitions.map((p) => p.replicas.length)),

@@ -14,12 +14,12 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { KafkaCluster } from '../../tools/kafka/cluster.ts';
-import { PlannedProducer, readTopic } from '../chaos/chaos-kafka.ts';
-import type { PlannedRecord } from '../chaos/command-mix.ts';
 import { findTool } from '../deploy/external-tools.ts';
 import { smsOperation } from '../fixtures/operations.ts';
 import { loopbackEnv, startEmulator, TEST_API_KEY, testTopics } from '../helpers/ferry.ts';
 import { spawnFerry, waitForLog } from '../helpers/ferry-process.ts';
+import { PlannedProducer, readTopic } from './chaos-kafka.ts';
+import type { PlannedRecord } from './command-mix.ts';
 
 const execFileAsync = promisify(execFile);
 
