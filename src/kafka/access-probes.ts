@@ -5,6 +5,7 @@
  * nothing a read_committed reader can see.
  */
 import type { Admin, Kafka } from 'kafkajs';
+import { FerryError } from '../errors.ts';
 import { kafkaRefusalOf } from './kafka-security.ts';
 
 /** Runs one probe step: classifies its failure, retries passing errors (KafkaAccessCheck). */
@@ -116,49 +117,42 @@ function isTooLarge(error: unknown, depth = 0): boolean {
 }
 
 /**
- * Proves Write on each topic without writing a record. In a transaction under
- * `transactionalIdPrefix`, one record one byte over the topic's `max.message.bytes` is
- * sent to partition 0: kafkajs first adds the partition to the transaction, which the
- * broker authorises (Topic WRITE), then produces, and the broker refuses the record for
- * its size before it reaches the log. So MESSAGE_TOO_LARGE means "allowed", a refusal
- * means the ACL is missing, and the transaction is aborted with nothing in it. A topic
- * whose limit is unknown is not probed: a record that fitted would be written.
+ * Proves Write on each topic without writing anything. One record one byte over the
+ * topic's `max.message.bytes` is produced to partition 0, outside any transaction: the
+ * broker checks Topic WRITE first and the record's size only then, refusing it before it
+ * reaches the log. So MESSAGE_TOO_LARGE means "allowed" and a refusal means the ACL is
+ * missing. Not in a transaction, so not even an abort marker is left (one would read as
+ * consumer lag on the commands topic). A topic whose limit is unknown, or over
+ * PROBE_MAX_BYTES, is not probed: a record that fitted would be written.
  */
 export async function probeTopicWrites(
   kafka: Kafka,
   step: Step,
-  probe: {
-    readonly transactionalIdPrefix: string;
-    readonly topics: readonly { readonly topic: string; readonly maxMessageBytes?: number }[];
-  },
+  topics: readonly { readonly topic: string; readonly maxMessageBytes?: number }[],
 ): Promise<void> {
-  for (const { topic, maxMessageBytes } of probe.topics) {
-    // Unknown, or so large that the probe itself would be a burden: not probed.
-    if (maxMessageBytes === undefined || maxMessageBytes > PROBE_MAX_BYTES) continue;
-    const producer = kafka.producer({
-      transactionalId: `${probe.transactionalIdPrefix}-${topic}`,
-      idempotent: true,
-      maxInFlightRequests: 1,
-      retry: { retries: 1 },
-    });
-    await step(`writing to ${topic}`, async () => {
-      try {
+  const producer = kafka.producer({ idempotent: false, retry: { retries: 1 } });
+  try {
+    for (const { topic, maxMessageBytes } of topics) {
+      if (maxMessageBytes === undefined || maxMessageBytes > PROBE_MAX_BYTES) continue;
+      await step(`writing to ${topic}`, async () => {
         await producer.connect();
-        const transaction = await producer.transaction();
         try {
-          await transaction.send({
+          await producer.send({
             topic,
             acks: -1,
             messages: [{ partition: 0, key: null, value: Buffer.alloc(maxMessageBytes + 1) }],
           });
         } catch (error: unknown) {
           if (!isTooLarge(error)) throw error;
-        } finally {
-          await transaction.abort().catch(() => undefined);
+          return;
         }
-      } finally {
-        await producer.disconnect().catch(() => undefined);
-      }
-    });
+        throw new FerryError(
+          'internal',
+          `the write probe of ${topic} was accepted although it is over max.message.bytes`,
+        );
+      });
+    }
+  } finally {
+    await producer.disconnect().catch(() => undefined);
   }
 }

@@ -181,15 +181,14 @@ export class KafkaAccessCheck {
           what: 'the dead-letter replay transactional id',
         },
       ]);
-      await probeTopicWrites(this.#kafka, step, {
-        transactionalIdPrefix: `${clientId}-${groupId}-preflight-${randomUUID()}`,
-        // Not the commands topic: even an empty aborted transaction leaves its abort
-        // marker there, an offset that reads as consumer lag until the next command.
-        topics: [topics.results, topics.dlq].map((topic) => ({
+      await probeTopicWrites(
+        this.#kafka,
+        step,
+        [topics.results, topics.dlq, topics.commands].map((topic) => ({
           topic,
           ...this.#maxMessageBytes(topic),
         })),
-      });
+      );
       return warnings;
     } finally {
       await admin.disconnect().catch(() => undefined);
