@@ -13,7 +13,7 @@ import type { KafkaSecurity } from '../config/kafka-security.ts';
 import { FerryError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import { registerCompressionCodecs } from './compression.ts';
-import { kafkaError, kafkajsSecurity } from './kafka-security.ts';
+import { kafkaConnection, kafkaError } from './kafka-security.ts';
 import { kafkaLogCreator } from './kafkajs-adapters.ts';
 
 /** One record of the control topic as the follower hands it over. */
@@ -58,12 +58,9 @@ export class ControlTopic {
     this.#options = options;
     this.#groupId = `${options.groupPrefix}.${randomUUID()}`;
     this.#kafka = new Kafka({
-      clientId: options.clientId,
-      brokers: [...options.brokers],
-      ...kafkajsSecurity(options.security),
+      ...kafkaConnection(options),
       logLevel: logLevel.WARN,
       logCreator: kafkaLogCreator(options.logger, 'control-topic'),
-      connectionTimeout: 3000,
       retry: { initialRetryTime: 300, retries: 8 },
     });
   }

@@ -22,7 +22,7 @@ import type { KafkaSecurity } from '../config/kafka-security.ts';
 import { FerryError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import { registerCompressionCodecs } from './compression.ts';
-import { kafkaError, kafkajsSecurity } from './kafka-security.ts';
+import { kafkaConnection, kafkaError } from './kafka-security.ts';
 import { headersOf, kafkaLogCreator } from './kafkajs-adapters.ts';
 
 const PROGRESS_VISIBLE_TIMEOUT_MS = 10_000;
@@ -57,12 +57,9 @@ export class DeadLetterReader implements DeadLetterLog {
     registerCompressionCodecs();
     this.#options = options;
     this.#kafka = new Kafka({
-      clientId: options.clientId ?? 'ferry-dlq-replay',
-      brokers: [...options.brokers],
-      ...kafkajsSecurity(options.security),
+      ...kafkaConnection({ ...options, clientId: options.clientId ?? 'ferry-dlq-replay' }),
       logLevel: logLevel.WARN,
       logCreator: kafkaLogCreator(options.logger, 'dead-letter-reader'),
-      connectionTimeout: 3000,
       retry: { initialRetryTime: 300, retries: 5 },
     });
   }

@@ -30,7 +30,7 @@ import {
   probeTransactionalIds,
   type Step,
 } from './access-probes.ts';
-import { kafkaError, kafkajsSecurity } from './kafka-security.ts';
+import { kafkaConnection, kafkaError } from './kafka-security.ts';
 import { waitForLeadersOnEveryBroker } from './topic-leaders.ts';
 import {
   type ExpectedTopicSettings,
@@ -103,24 +103,16 @@ export class KafkaAccessCheck {
     this.#log = options.logger.child({ component: 'kafka-access' });
     // Nothing is logged from here: every failure of a probe is reported once, classified,
     // by ferry itself. The debug level only lets the coordinator refusals through.
-    this.#connection = {
-      clientId: options.clientId,
-      brokers: [...options.brokers],
-      ...kafkajsSecurity(options.security),
-    };
+    this.#connection = kafkaConnection(options);
     this.#kafka = new Kafka({
       ...this.#connection,
       logLevel: logLevel.DEBUG,
       logCreator: () => (entry) => this.#noteCoordinatorRefusal(entry),
-      connectionTimeout: 3000,
       retry: { initialRetryTime: 300, retries: 6 },
     });
     this.#firstContact = new Kafka({
-      clientId: options.clientId,
-      brokers: [...options.brokers],
-      ...kafkajsSecurity(options.security),
+      ...this.#connection,
       logLevel: logLevel.NOTHING,
-      connectionTimeout: 3000,
       retry: { retries: 0 },
     });
   }

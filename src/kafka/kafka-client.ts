@@ -22,7 +22,7 @@ import {
   type KafkaCompression,
   registerCompressionCodecs,
 } from './compression.ts';
-import { kafkaError, kafkajsSecurity } from './kafka-security.ts';
+import { kafkaConnection, kafkaError } from './kafka-security.ts';
 import { headersOf, kafkaLogCreator } from './kafkajs-adapters.ts';
 import { waitForLeadersOnEveryBroker } from './topic-leaders.ts';
 
@@ -513,12 +513,9 @@ export class KafkaClient {
     this.#options = options;
     this.#compression = compressionType(options.compression ?? 'none');
     this.#config = {
-      clientId: options.clientId,
-      brokers: [...options.brokers],
-      ...kafkajsSecurity(options.security),
+      ...kafkaConnection(options),
       logLevel: logLevel.INFO,
       logCreator: kafkaLogCreator(options.logger, 'kafka'),
-      connectionTimeout: 3000,
       retry: { initialRetryTime: 300, retries: 8 },
     };
     this.#kafka = new Kafka(this.#config);

@@ -24,6 +24,23 @@ function providerOf(source: TokenSource): OAuthTokenProvider {
   return provider;
 }
 
+/**
+ * Where and as whom every kafkajs client of ferry connects: brokers, client id, TLS and
+ * SASL, and the connect timeout. Each client adds its own logging and retry budget.
+ */
+export function kafkaConnection(options: {
+  readonly clientId: string;
+  readonly brokers: readonly string[];
+  readonly security?: KafkaSecurity | undefined;
+}): Pick<KafkaConfig, 'clientId' | 'brokers' | 'ssl' | 'sasl' | 'connectionTimeout'> {
+  return {
+    clientId: options.clientId,
+    brokers: [...options.brokers],
+    ...kafkajsSecurity(options.security),
+    connectionTimeout: 3000,
+  };
+}
+
 /** The `ssl` and `sasl` options of a kafkajs client for these settings. */
 export function kafkajsSecurity(
   security: KafkaSecurity | undefined,
