@@ -98,6 +98,8 @@ async function ferryWithReceipts(t: TestContext) {
     FERRY_HTTP_PORT: String(port),
     FERRY_CALLBACK_PUBLIC_URL: publicUrl,
     FERRY_CALLBACK_TOKEN: TOKEN,
+    // Room for the slow answer below (2.5 s) inside one request.
+    FERRY_REQUEST_TIMEOUT_MS: '4000',
   });
   return { emulator, ferry };
 }
@@ -181,8 +183,10 @@ test('end-to-end seconds, sends and receipts by channel, and the oldest uncommit
   assert.equal(sampleValue(manual, 'ferry_receipts_total', { channel: 'telegram' }), 1);
   assert.equal(sampleValue(manual, 'ferry_receipts_total', { channel: 'unknown' }), 1);
 
-  // A slow gateway: the command waits uncommitted and its partition's age grows.
-  emulator.setKnobs({ latencyMs: 1_500 });
+  // A slow gateway: the command waits uncommitted and its partition's age grows. The
+  // gauge refreshes once a second, so the answer takes long enough for two refreshes to
+  // fall between 0.5 s and the commit even on a loaded machine.
+  emulator.setKnobs({ latencyMs: 2_500 });
   await produce(t, [command(topic, send('sms', 71_007))]);
   const growing = await eventually('an age above 0.5 s', async () => {
     const samples = await scrape(ferry);
