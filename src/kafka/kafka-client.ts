@@ -2,6 +2,7 @@
  * The only module that imports kafkajs. The rest of ferry sees the small types
  * below (records, a batch consumer, producers), so the client can be swapped.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type Admin,
   type CompressionTypes,
@@ -154,6 +155,23 @@ function toKafkaMessages(records: readonly OutboundRecord[]) {
   return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
 }
 
+/** Retries of admin calls, consumers and plain producers: 300 ms doubling, about a minute in all. */
+export const CLIENT_RETRY = { initialRetryTime: 300, retries: 8 } as const;
+
+/**
+ * Retries of the transactional producers. A transaction begun right after the previous
+ * commit is answered CONCURRENT_TRANSACTIONS while the broker still writes the previous
+ * one's markers, which takes a few milliseconds; kafkajs retries it after the client's
+ * `initialRetryTime` (the transaction manager's own calls know no other), so with 300 ms
+ * one batch in ten waited 250–380 ms for nothing. Starting at 5 ms with
+ * more retries keeps the same patience in all (about a minute, each wait capped at 30 s).
+ */
+export const TRANSACTION_RETRY = {
+  initialRetryTime: 5,
+  retries: 14,
+  maxRetryTime: 30_000,
+} as const;
+
 /** Sends records with acks from all in-sync replicas; idempotent, so a retry writes no duplicate. */
 export class RecordProducer {
   readonly #producer: Producer;
@@ -196,6 +214,32 @@ export class RecordProducer {
   }
   async disconnect(): Promise<void> {
     await this.#producer.disconnect();
+  }
+}
+
+/** Attempts of a transaction's offset commit while the group's coordinator moves or loads. */
+const OFFSET_COMMIT_ATTEMPTS = 8;
+
+/**
+ * kafkajs means to retry a TxnOffsetCommit answered by a coordinator that is not (yet)
+ * the group's, but it looks for the error type `NOT_COORDINATOR` while its own error
+ * table names code 16 `NOT_COORDINATOR_FOR_GROUP`: the answer aborts the transaction
+ * instead. It is what a coordinator that just moved or is still loading the group says,
+ * after a broker restart or for a group's first commit. Adding the group's offsets to a
+ * transaction again is allowed, so the step is retried here with a short backoff.
+ */
+async function sendOffsetsRetryingCoordinator(send: () => Promise<void>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await send();
+      return;
+    } catch (error: unknown) {
+      const type = (error as { type?: unknown } | null)?.type;
+      const moving =
+        type === 'NOT_COORDINATOR_FOR_GROUP' || type === 'COORDINATOR_LOAD_IN_PROGRESS';
+      if (!moving || attempt >= OFFSET_COMMIT_ATTEMPTS) throw error;
+      await sleep(Math.min(1_000, 10 * 2 ** attempt));
+    }
   }
 }
 
@@ -259,13 +303,17 @@ export class TransactionalProducer {
           this.#onResend,
         );
       }
-      await transaction.sendOffsets({
-        consumerGroupId: groupId,
-        topics: offsets.map((o) => ({
-          topic: o.topic,
-          partitions: [{ partition: o.partition, offset: o.offset, metadata: o.metadata ?? null }],
-        })),
-      });
+      await sendOffsetsRetryingCoordinator(() =>
+        transaction.sendOffsets({
+          consumerGroupId: groupId,
+          topics: offsets.map((o) => ({
+            topic: o.topic,
+            partitions: [
+              { partition: o.partition, offset: o.offset, metadata: o.metadata ?? null },
+            ],
+          })),
+        }),
+      );
       await transaction.commit();
     } catch (error: unknown) {
       if (transaction.isActive()) await transaction.abort().catch(() => undefined);
@@ -506,6 +554,8 @@ export class KafkaClient {
   readonly #partitionCounts = new Map<string, { count: number; at: number }>();
   /** What every client of this instance is built from (one broker's probe included). */
   readonly #config: KafkaConfig;
+  /** The same connection with fast retries, for the transactional producers (see TRANSACTION_RETRY). */
+  readonly #transactionalKafka: Kafka;
 
   constructor(options: KafkaClientOptions) {
     // Before any consumer exists: a batch in any codec must not stop the process.
@@ -514,11 +564,13 @@ export class KafkaClient {
     this.#compression = compressionType(options.compression ?? 'none');
     this.#config = {
       ...kafkaConnection(options),
-      logLevel: logLevel.INFO,
+      // kafkajs's debug lines (every request, every retry) only when ferry logs at trace.
+      logLevel: options.logger.isLevelEnabled('trace') ? logLevel.DEBUG : logLevel.INFO,
       logCreator: kafkaLogCreator(options.logger, 'kafka'),
-      retry: { initialRetryTime: 300, retries: 8 },
+      retry: CLIENT_RETRY,
     };
     this.#kafka = new Kafka(this.#config);
+    this.#transactionalKafka = new Kafka({ ...this.#config, retry: TRANSACTION_RETRY });
   }
 
   #adminClient(): Promise<Admin> {
@@ -695,7 +747,7 @@ export class KafkaClient {
   }
 
   createTransactionalProducer(transactionalId: string): TransactionalProducer {
-    const producer = this.#kafka.producer({
+    const producer = this.#transactionalKafka.producer({
       transactionalId,
       idempotent: true,
       createPartitioner: Partitioners.DefaultPartitioner,

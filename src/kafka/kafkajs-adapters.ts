@@ -22,14 +22,20 @@ const quietWarnings = new Set([
   'Limiting retries for the idempotent producer may invalidate EoS guarantees',
 ]);
 
+// A transaction begun while the broker still writes the previous one's markers is
+// answered CONCURRENT_TRANSACTIONS and retried after a few milliseconds (TRANSACTION_RETRY
+// in kafka-client.ts): expected on every busy partition, and kafkajs logs it as an error.
+const expectedErrors = ['another concurrent operation on the same transaction'];
+
 /** Routes kafkajs log lines to a pino child of `logger`; kafkajs INFO goes to debug. */
 export function kafkaLogCreator(logger: Logger, component: string) {
   const child = logger.child({ component });
   return () =>
     ({ level, log }: LogEntry) => {
       const { message, timestamp: _timestamp, logger: _logger, ...fields } = log;
-      if (quietWarnings.has(message)) child.debug(fields, message);
-      else if (level === logLevel.ERROR) child.error(fields, message);
+      if (quietWarnings.has(message) || expectedErrors.some((text) => message.includes(text))) {
+        child.debug(fields, message);
+      } else if (level === logLevel.ERROR) child.error(fields, message);
       else if (level === logLevel.WARN) child.warn(fields, message);
       else if (level === logLevel.INFO) child.debug(fields, message);
       else child.trace(fields, message);
