@@ -111,6 +111,14 @@ export interface FerryMetrics {
   readonly reconciliations: Counter<'outcome'>;
   /** `ferry_end_to_end_seconds{type}`: from a command record's Kafka timestamp to its result committed; `type` via {@link boundedTypeLabel}. */
   readonly endToEnd: Histogram<'type'>;
+  /**
+   * `ferry_pipeline_stage_seconds{stage}`: where a partition batch's time goes. `fetch`:
+   * from its oldest record's Kafka timestamp until ferry got the batch; `wait`: behind the
+   * partition's previous batch; `intent`: the send-intent transaction (only when written);
+   * `send`: handed to the batcher until every command's outcome is known; `commit`: the
+   * result transaction.
+   */
+  readonly stageDuration: Histogram<'stage'>;
   /** `ferry_messages_sent_total{channel}`: operations the gateway accepted, by channel (sms, viber, rcs, telegram, voice, pipeline, …). */
   readonly messagesSent: Counter<'channel'>;
   /** `ferry_receipts_total{channel}`: delivery-status callbacks written as status events, by channel (`unknown` when ferry cannot tell). */
@@ -133,6 +141,11 @@ export const GATEWAY_DURATION_BUCKETS_SECONDS: readonly number[] = [
 ];
 
 /** `ferry_end_to_end_seconds` buckets: 25 ms to 60 s, with 2 s (the latency objective) as a bound. */
+/** Fine at the low end: the stages of a batch take milliseconds when all is well. */
+export const STAGE_BUCKETS_SECONDS: readonly number[] = [
+  0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5,
+];
+
 export const END_TO_END_BUCKETS_SECONDS: readonly number[] = [
   0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60,
 ];
@@ -279,6 +292,13 @@ export function createMetrics(registry: Registry = new Registry()): FerryMetrics
       help: "Seconds from a command record's Kafka timestamp to its result committed, by operation type.",
       labelNames: ['type'] as const,
       buckets: [...END_TO_END_BUCKETS_SECONDS],
+      registers,
+    }),
+    stageDuration: new Histogram({
+      name: 'ferry_pipeline_stage_seconds',
+      help: "Seconds a partition batch spends in each stage: fetch (oldest record's timestamp until ferry got the batch), wait (behind the partition's previous batch), intent, send, commit.",
+      labelNames: ['stage'] as const,
+      buckets: [...STAGE_BUCKETS_SECONDS],
       registers,
     }),
     messagesSent: new Counter({

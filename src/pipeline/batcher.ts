@@ -20,13 +20,16 @@ interface Open<T> {
 }
 
 /**
- * Groups items per transport into batches of up to `maxOps`, flushing a partial
- * batch `lingerMs` after its first item arrived. Synchronous and allocation-light:
- * it runs once per command.
+ * Groups items per transport into batches of up to `maxOps`. A batch is cut when it is
+ * full, when `lingerMs` passed since its first item, or when the callers said they have
+ * nothing more buffered (`inputDrained`): waiting for company that cannot arrive before
+ * the partial batch is answered only adds latency. Synchronous and allocation-light: it
+ * runs once per command.
  */
 export class Batcher<T> {
   readonly #options: BatcherOptions<T>;
   readonly #open = new Map<Transport, Open<T>>();
+  #drainFlush: NodeJS.Immediate | undefined;
 
   constructor(options: BatcherOptions<T>) {
     this.#options = options;
@@ -48,7 +51,22 @@ export class Batcher<T> {
 
   /** Sends every partial batch now (shutdown, or the end of an input burst). */
   flushAll(): void {
+    if (this.#drainFlush !== undefined) clearImmediate(this.#drainFlush);
+    this.#drainFlush = undefined;
     for (const transport of this.#open.keys()) this.#flushTransport(transport);
+  }
+
+  /**
+   * A caller added everything it had: partial batches go out once the current turn of
+   * the event loop ends, so that the other partitions of the same fetch, handled in the
+   * same turn, still share their envelopes.
+   */
+  inputDrained(): void {
+    if (this.#drainFlush !== undefined || this.pending === 0) return;
+    this.#drainFlush = setImmediate(() => {
+      this.#drainFlush = undefined;
+      this.flushAll();
+    });
   }
 
   /** Items waiting for their batch to fill. */

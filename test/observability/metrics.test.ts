@@ -43,6 +43,7 @@ const expected: Record<keyof Omit<FerryMetrics, 'registry'>, [string, string, st
   consumerCrashes: ['ferry_consumer_crashes_total', 'counter', []],
   reconciliations: ['ferry_reconciliations_total', 'counter', ['outcome']],
   endToEnd: ['ferry_end_to_end_seconds', 'histogram', ['type']],
+  stageDuration: ['ferry_pipeline_stage_seconds', 'histogram', ['stage']],
   messagesSent: ['ferry_messages_sent_total', 'counter', ['channel']],
   receipts: ['ferry_receipts_total', 'counter', ['channel']],
   oldestUncommitted: ['ferry_oldest_uncommitted_seconds', 'gauge', ['partition']],

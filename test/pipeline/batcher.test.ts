@@ -46,3 +46,31 @@ test('flushAll sends every partial batch at once and leaves nothing pending', ()
   assert.equal(batches.length, 2);
   assert.equal(batcher.pending, 0);
 });
+
+test('inputDrained cuts partial batches at the end of the turn, not at linger', async () => {
+  const { batcher, batches } = collect(100, 10_000);
+  batcher.add('sync', 1);
+  batcher.inputDrained();
+  // Another partition of the same fetch, handled in the same turn, shares the envelope.
+  batcher.add('sync', 2);
+  batcher.add('async', 3);
+  batcher.inputDrained();
+  assert.equal(batches.length, 0);
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(batches, [
+    { transport: 'sync', items: [1, 2] },
+    { transport: 'async', items: [3] },
+  ]);
+  assert.equal(batcher.pending, 0);
+});
+
+test('inputDrained with nothing pending schedules nothing; a later add waits for linger', async () => {
+  const { batcher, batches } = collect(100, 40);
+  batcher.inputDrained();
+  await new Promise((resolve) => setImmediate(resolve));
+  batcher.add('sync', 1);
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(batches.length, 0);
+  await sleep(90);
+  assert.deepEqual(batches, [{ transport: 'sync', items: [1] }]);
+});
