@@ -333,12 +333,14 @@ export interface RecordBatch {
   readonly lag: number;
   /** Sends a heartbeat when the last one is older than the consumer's heartbeat interval. */
   heartbeat(): Promise<void>;
-  /** False once the consumer is stopping or the partition was taken away by a rebalance. */
+  /** False once the consumer is stopping or a rewind of the partition is pending. */
   isCurrent(): boolean;
+  /**
+   * Fetches the partition again from this batch's first record. Batches of the partition
+   * handed over before the call come again after it, so their handler drops them.
+   */
+  rewind(): void;
 }
-
-/** What a batch handler decided: `done` moves past the batch, `again` fetches it again. */
-export type BatchVerdict = 'done' | 'again';
 
 export interface BatchConsumerOptions {
   readonly groupId: string;
@@ -361,7 +363,13 @@ export interface BatchConsumerOptions {
    * partition is paused, so it bounds how soon fetching restarts after a pause. Default 250.
    */
   readonly fetchMaxWaitMs?: number;
-  readonly onBatch: (batch: RecordBatch) => Promise<BatchVerdict>;
+  /**
+   * Takes a fetched batch. The consumer does not wait for it: the next fetch goes out at
+   * once, so fetching never waits behind the handling of earlier batches. The handler
+   * owns ordering (one batch of a partition at a time), backpressure (`pause`) and
+   * retries (`rewind`); nothing is committed to the group but what it commits itself.
+   */
+  readonly onBatch: (batch: RecordBatch) => void;
   /** A rebalance started: partitions may be taken away. */
   readonly onRebalancing?: () => void;
   /** The partitions of the topic this member owns, after each rebalance. */
@@ -458,27 +466,30 @@ export class BatchConsumer {
       autoCommit: false,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: this.#options.partitionsConsumedConcurrently ?? 16,
+      // kafkajs fetches again only once every batch of the last fetch was handled, so a
+      // handler that awaited its transaction here would make each fetch wait for the
+      // slowest partition's commit. Batches are handed over and their offsets resolved at
+      // once instead; with autoCommit off, kafkajs never commits them to the group (the
+      // handler's transactions do), and after a rejoin it fetches from the committed offset.
       eachBatch: async (payload) => {
         const { batch } = payload;
-        if (batch.isEmpty()) return;
+        // A rewind of this partition is pending: its records come again from there.
+        if (batch.isEmpty() || payload.isStale()) return;
         const records = batch.messages.map((m) => inbound(batch.topic, batch.partition, m));
-        const last = batch.lastOffset();
-        const verdict = await onBatch({
+        const first = batch.firstOffset() ?? records[0]?.offset;
+        payload.resolveOffset(batch.lastOffset());
+        onBatch({
           topic: batch.topic,
           partition: batch.partition,
           records,
           lag: Math.max(0, Number(batch.offsetLag())),
           heartbeat: () => payload.heartbeat(),
           isCurrent: () => payload.isRunning() && !payload.isStale(),
-        });
-        if (verdict === 'done') {
-          payload.resolveOffset(last);
-        } else {
-          const first = batch.firstOffset();
-          if (first !== null) {
+          rewind: () => {
+            if (first === undefined) return;
             this.#consumer.seek({ topic: batch.topic, partition: batch.partition, offset: first });
-          }
-        }
+          },
+        });
       },
     });
     // kafkajs creates the consumer group synchronously inside run() and fetches only once

@@ -3,7 +3,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Transport } from '../contract/index.ts';
 import type {
   BatchConsumer,
-  BatchVerdict,
   InboundRecord,
   KafkaClient,
   RecordBatch,
@@ -29,6 +28,7 @@ import {
 import { readCommandGuarded } from './last-resort.ts';
 import { buildOutputRecords, errorText } from './output-records.ts';
 import { PartitionHandover } from './partition-handover.ts';
+import { PartitionLanes } from './partition-lanes.ts';
 import { PartitionOwnership } from './partition-ownership.ts';
 import { PartitionTransactions } from './partition-transactions.ts';
 import type { PipelineControl, PipelineState } from './pipeline-control.ts';
@@ -125,6 +125,32 @@ function intentReach(batchLength: number): number {
 
 type Lifecycle = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped';
 
+/** A fetched batch waiting in its partition's lane. */
+interface LaneBatch {
+  readonly batch: RecordBatch;
+  readonly receivedMs: number;
+}
+
+/**
+ * Consecutive fetched batches of one partition as one: their records in order, the
+ * newest lag, and a rewind to the oldest one's first record.
+ */
+function joinBatches(batches: readonly RecordBatch[]): RecordBatch {
+  const first = batches[0];
+  const newest = batches[batches.length - 1];
+  if (!first || !newest) throw new Error('no batch to join');
+  if (batches.length === 1) return first;
+  return {
+    topic: first.topic,
+    partition: first.partition,
+    records: batches.flatMap((batch) => batch.records),
+    lag: newest.lag,
+    heartbeat: () => newest.heartbeat(),
+    isCurrent: () => newest.isCurrent(),
+    rewind: () => first.rewind(),
+  };
+}
+
 const FENCED_RETRY_MS = 500;
 
 /**
@@ -157,14 +183,19 @@ export class Pipeline implements PipelineControl {
   /** What this replica knows about each partition: see partition-ownership.ts. */
   readonly #ownership = new PartitionOwnership();
   readonly #handover: PartitionHandover;
-  /** Per partition: settles when its batch in progress is finished. */
-  readonly #partitionTurns = new Map<number, Promise<void>>();
+  /** Per partition: the batches handed over, one at a time in fetch order. */
+  readonly #lanes: PartitionLanes<LaneBatch>;
   readonly #reader: CommandReaderOptions;
   readonly #commitMetrics: CommitMetrics;
 
   constructor(options: PipelineOptions) {
     this.#options = options;
     this.#commitMetrics = new CommitMetrics({ metrics: options.metrics });
+    this.#lanes = new PartitionLanes<LaneBatch>({
+      handle: (partition, batches) => this.#turn(partition, batches),
+      drop: (batches) => this.#dropped(batches),
+      assignment: () => this.#ownership.assignment,
+    });
     this.#log = options.logger.child({ component: 'pipeline' });
     this.#transports = new Set(
       (['sync', 'async'] as const).filter((t) => options.gateway.supports(t)),
@@ -234,7 +265,7 @@ export class Pipeline implements PipelineControl {
       ...(this.#options.sessionTimeoutMs
         ? { sessionTimeoutMs: this.#options.sessionTimeoutMs }
         : {}),
-      onBatch: (batch) => this.#handleBatch(batch),
+      onBatch: (batch) => this.#accept(batch),
       onAssignment: (partitions) => this.#assigned(partitions),
       onRebalancing: () => {
         this.#ownership.rebalanceStarted();
@@ -266,13 +297,16 @@ export class Pipeline implements PipelineControl {
     clearTimeout(this.#accessDeniedTimer);
     this.#consumer?.pause();
     this.#batcher.flushAll();
+    // Batches not begun yet are left to the partitions' next owner; those in progress
+    // send what they hold and commit.
     const drained = await Promise.race([
-      this.#dispatcher.drain().then(() => true),
+      this.#lanesIdle().then(() => true),
       sleep(graceMs).then(() => false),
     ]);
     if (!drained) {
       this.#log.warn({ graceMs }, 'grace time passed with envelopes in flight; abandoning them');
       this.#dispatcher.abort();
+      await this.#lanesIdle();
     }
     await this.#consumer?.stop();
     if (drained) await this.#handover.clearIntents();
@@ -281,6 +315,12 @@ export class Pipeline implements PipelineControl {
     this.#lifecycle = 'stopped';
     this.#log.info({ drained }, 'pipeline stopped');
     return drained;
+  }
+
+  /** Settles when no lane has a turn in progress; what is queued is dropped. */
+  async #lanesIdle(): Promise<void> {
+    this.#lanes.close();
+    await this.#lanes.idle();
   }
 
   pause(_reason: 'operator'): void {
@@ -317,23 +357,88 @@ export class Pipeline implements PipelineControl {
     return this.#lastError === undefined ? state : { ...state, lastError: this.#lastError };
   }
 
-  async #handleBatch(batch: RecordBatch): Promise<BatchVerdict> {
+  /** A fetched batch joins its partition's lane; kafkajs fetches on meanwhile. */
+  #accept(batch: RecordBatch): void {
     const { metrics } = this.#options;
     const first = batch.records[0];
     const last = batch.records[batch.records.length - 1];
-    if (!first || !last) return 'done';
+    if (!first || !last) return;
     this.#lag.set(batch.partition, batch.lag);
     metrics.consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, batch.lag);
-
-    // Keeps the group membership alive while envelopes are out (or held by a closed gate).
-    // Twice per heartbeat interval: kafkajs skips a heartbeat asked for sooner than the
-    // interval after the previous one, so asking only once per interval could leave
-    // almost two intervals between heartbeats.
-    const heartbeatEveryMs = Math.max(
-      50,
-      Math.floor((this.#consumer?.heartbeatIntervalMs ?? 3000) / 2),
+    const receivedMs = Date.now();
+    metrics.stageDuration.observe(
+      { stage: 'fetch' },
+      Math.max(0, receivedMs - Number(first.timestamp)) / 1000,
     );
-    const heartbeat = setInterval(() => {
+    this.#track(batch.records.length);
+    this.#commitMetrics.read(batch.partition, last.offset);
+    this.#lanes.enter(batch.partition, { batch, receivedMs });
+  }
+
+  /** Batches that will be fetched again, or left to the partition's next owner. */
+  #dropped(batches: readonly LaneBatch[]): void {
+    for (const { batch } of batches) this.#track(-batch.records.length);
+  }
+
+  /**
+   * A partition's turn: the batches it queued, handled as one. Never rejects: what cannot
+   * finish is fetched again (`rewind`).
+   */
+  async #turn(partition: number, queued: readonly LaneBatch[]): Promise<void> {
+    const batch = joinBatches(queued.map((entry) => entry.batch));
+    const { stageDuration } = this.#options.metrics;
+    const now = Date.now();
+    for (const entry of queued)
+      stageDuration.observe({ stage: 'wait' }, (now - entry.receivedMs) / 1000);
+    const heartbeat = this.#heartbeatWhileBusy(batch);
+    const trace = this.#options.tracer ? new BatchTrace(this.#options.tracer) : undefined;
+    const ownership = this.#ownership;
+    const assignment = ownership.assignment;
+    try {
+      let verdict: 'done' | 'again';
+      if (this.#lifecycle === 'stopping') {
+        // Left to the partition's next owner, which reads from the committed offset.
+        return;
+      }
+      try {
+        verdict = await this.#process(
+          batch,
+          ownership.generation,
+          assignment,
+          ownership.signal,
+          trace,
+        );
+      } catch (error: unknown) {
+        this.#log.error(
+          { partition, err: errorText(error) },
+          'batch failed unexpectedly: it is fetched again',
+        );
+        verdict = 'again';
+      }
+      const last = batch.records[batch.records.length - 1];
+      if (verdict === 'done') {
+        if (last) this.#commitMetrics.done(partition, last.offset);
+      } else if (ownership.assignment === assignment) {
+        // After a rejoin kafkajs fetches from the committed offset by itself.
+        batch.rewind();
+        this.#lanes.rewound(partition);
+      }
+    } finally {
+      clearInterval(heartbeat);
+      trace?.close();
+      this.#dropped(queued);
+    }
+  }
+
+  /**
+   * Keeps the group membership alive while envelopes are out (or held by a closed gate).
+   * Twice per heartbeat interval: kafkajs skips a heartbeat asked for sooner than the
+   * interval after the previous one, so asking only once per interval could leave
+   * almost two intervals between heartbeats.
+   */
+  #heartbeatWhileBusy(batch: RecordBatch): NodeJS.Timeout {
+    const everyMs = Math.max(50, Math.floor((this.#consumer?.heartbeatIntervalMs ?? 3000) / 2));
+    return setInterval(() => {
       batch.heartbeat().catch((error: unknown) => {
         // The group is rebalancing or forgot this member: partitions may belong to
         // another replica already, so batches in progress stop sending and return, and
@@ -344,46 +449,7 @@ export class Pipeline implements PipelineControl {
           'heartbeat failed: batches in progress stop sending',
         );
       });
-    }, heartbeatEveryMs);
-    this.#track(batch.records.length);
-    this.#commitMetrics.read(batch.partition, last.offset);
-    const trace = this.#options.tracer ? new BatchTrace(this.#options.tracer) : undefined;
-    // One batch of a partition at a time, across rebalances too: a batch of an older
-    // generation may still be committing through the partition's transactional producer.
-    const previous = this.#partitionTurns.get(batch.partition) ?? Promise.resolve();
-    let done: () => void = () => undefined;
-    const turn = new Promise<void>((resolve) => {
-      done = resolve;
-    });
-    this.#partitionTurns.set(batch.partition, turn);
-    const { stageDuration } = this.#options.metrics;
-    const receivedMs = Date.now();
-    stageDuration.observe(
-      { stage: 'fetch' },
-      Math.max(0, receivedMs - Number(first.timestamp)) / 1000,
-    );
-    try {
-      await previous;
-      stageDuration.observe({ stage: 'wait' }, (Date.now() - receivedMs) / 1000);
-      const ownership = this.#ownership;
-      const verdict = await this.#process(
-        batch,
-        ownership.generation,
-        ownership.assignment,
-        ownership.signal,
-        trace,
-      );
-      if (verdict === 'done') this.#commitMetrics.done(batch.partition, last.offset);
-      return verdict;
-    } finally {
-      done();
-      if (this.#partitionTurns.get(batch.partition) === turn) {
-        this.#partitionTurns.delete(batch.partition);
-      }
-      clearInterval(heartbeat);
-      trace?.close();
-      this.#track(-batch.records.length);
-    }
+    }, everyMs);
   }
 
   /**
@@ -397,7 +463,7 @@ export class Pipeline implements PipelineControl {
     assignment: number,
     signal: AbortSignal,
     trace?: BatchTrace,
-  ): Promise<BatchVerdict> {
+  ): Promise<'done' | 'again'> {
     const ownership = this.#ownership;
     const { partition } = batch;
     if (ownership.fencedState(partition) === 'hold') {
@@ -519,8 +585,8 @@ export class Pipeline implements PipelineControl {
           : outcome,
       );
     });
-    // kafkajs fetches this partition again only after the batch is done: nothing more of
-    // it can join the envelopes, so they leave without waiting out the linger.
+    // The partition's next batch waits in its lane until this one is committed: nothing
+    // more of it can join these envelopes, so they leave without waiting out the linger.
     if (this.#lifecycle === 'stopping') this.#batcher.flushAll();
     else this.#batcher.inputDrained();
     const outcomes = await unlessAborted(Promise.all(pending), signal);

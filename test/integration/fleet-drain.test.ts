@@ -29,6 +29,8 @@ test('a drain finishes what was read, takes nothing new, and holds until resumed
     FERRY_BATCH_MAX_OPS: '5',
     FERRY_CONCURRENCY: '1',
     FERRY_KAFKA_MAX_BYTES_PER_PARTITION: '4096',
+    // Fetching does not wait for the batches before it: this bounds how far ahead it reads.
+    FERRY_MAX_COMMANDS_IN_FLIGHT: '30',
   });
   const admin = new GrpcClient(AdminService, { address: `127.0.0.1:${ferry.daemon.admin.port}` });
   t.after(() => admin.close());

@@ -26,8 +26,8 @@ function assertExactlyOnePerCommand(keys: readonly string[], ids: readonly numbe
 
 /**
  * Topics and an environment for ferry child processes: an in-process instance
- * creates the topics and stops at once. Small envelopes, two in flight and small
- * fetches keep work in flight long enough to stop in the middle of it.
+ * creates the topics and stops at once. Small envelopes, two in flight, small fetches
+ * and a small read-ahead keep work in flight long enough to stop in the middle of it.
  */
 async function processSetup(t: TestContext, emulator: Emulator) {
   const setup = await startFerry(t, emulator, {}, testTopics());
@@ -38,6 +38,8 @@ async function processSetup(t: TestContext, emulator: Emulator) {
     FERRY_BATCH_MAX_OPS: '20',
     FERRY_CONCURRENCY: '2',
     FERRY_KAFKA_MAX_BYTES_PER_PARTITION: '4096',
+    // Fetching does not wait for the batches before it: this bounds how far ahead it reads.
+    FERRY_MAX_COMMANDS_IN_FLIGHT: '80',
   };
   return { setup, env };
 }

@@ -1,0 +1,123 @@
+/**
+ * The batches of each partition, handled in the order they were fetched while fetching
+ * goes on. Whatever queued up behind a partition's batch in progress is handled next as
+ * one unit (one send phase, one commit), so a partition keeps up however small the
+ * fetches are. Named transitions: `enter` (a batch was handed over), `rewound` (the
+ * partition is fetched again from an earlier offset) and, inside, a lane's turn.
+ *
+ * A batch handed over before a rewind, or in an earlier assignment of the group, is
+ * stale: its records are fetched again (from the rewind's offset, or from the committed
+ * group offset after a rejoin), so it is dropped, never handled twice and never skipped.
+ */
+
+export interface PartitionLanesOptions<T> {
+  /** Handles the batches a partition queued, oldest first; settles when they are done. */
+  readonly handle: (partition: number, items: readonly T[]) => Promise<void>;
+  /** Batches dropped as stale (a rewind or a rejoin), or because the lanes are closing. */
+  readonly drop: (items: readonly T[]) => void;
+  /** The group assignment now (a count that grows with each rejoin). */
+  readonly assignment: () => number;
+}
+
+interface Entry<T> {
+  readonly item: T;
+  readonly assignment: number;
+}
+
+interface Lane<T> {
+  queue: Entry<T>[];
+  /** The turn in progress, if any. */
+  running: Promise<void> | undefined;
+}
+
+export class PartitionLanes<T> {
+  readonly #options: PartitionLanesOptions<T>;
+  readonly #lanes = new Map<number, Lane<T>>();
+  #closed = false;
+
+  constructor(options: PartitionLanesOptions<T>) {
+    this.#options = options;
+  }
+
+  #lane(partition: number): Lane<T> {
+    let lane = this.#lanes.get(partition);
+    if (!lane) {
+      lane = { queue: [], running: undefined };
+      this.#lanes.set(partition, lane);
+    }
+    return lane;
+  }
+
+  /** A batch of `partition` joins the end of its lane; its turn comes after those before it. */
+  enter(partition: number, item: T): void {
+    if (this.#closed) {
+      this.#options.drop([item]);
+      return;
+    }
+    const lane = this.#lane(partition);
+    lane.queue.push({ item, assignment: this.#options.assignment() });
+    if (lane.running === undefined) lane.running = this.#turns(partition, lane);
+  }
+
+  /**
+   * The partition is fetched again from the first record of the batch that just failed:
+   * everything queued behind it comes again, so it is dropped now.
+   */
+  rewound(partition: number): void {
+    const lane = this.#lanes.get(partition);
+    if (!lane || lane.queue.length === 0) return;
+    const stale = lane.queue.map((entry) => entry.item);
+    lane.queue = [];
+    this.#options.drop(stale);
+  }
+
+  /** No more turns begin: what is queued is dropped, turns in progress finish. */
+  close(): void {
+    this.#closed = true;
+    for (const partition of this.#lanes.keys()) this.rewound(partition);
+  }
+
+  /** Batches handed over and not yet done or dropped, over all partitions. */
+  get waiting(): number {
+    let count = 0;
+    for (const lane of this.#lanes.values()) {
+      count += lane.queue.length + (lane.running === undefined ? 0 : 1);
+    }
+    return count;
+  }
+
+  /** Settles once no lane has a turn in progress. */
+  async idle(): Promise<void> {
+    while (true) {
+      const running = [...this.#lanes.values()].flatMap((lane) =>
+        lane.running === undefined ? [] : [lane.running],
+      );
+      if (running.length === 0) return;
+      await Promise.all(running);
+    }
+  }
+
+  async #turns(partition: number, lane: Lane<T>): Promise<void> {
+    // Handed over in the same turn of the event loop (one fetch's batches) go together.
+    await new Promise((resolve) => setImmediate(resolve));
+    try {
+      while (lane.queue.length > 0 && !this.#closed) {
+        const entries = lane.queue;
+        lane.queue = [];
+        const assignment = this.#options.assignment();
+        const current = entries.filter((entry) => entry.assignment === assignment);
+        const stale = entries.filter((entry) => entry.assignment !== assignment);
+        if (stale.length > 0) this.#options.drop(stale.map((entry) => entry.item));
+        if (current.length > 0) {
+          await this.#options.handle(
+            partition,
+            current.map((entry) => entry.item),
+          );
+        }
+      }
+    } finally {
+      lane.running = undefined;
+      if (lane.queue.length > 0 && !this.#closed) lane.running = this.#turns(partition, lane);
+    }
+  }
+}

@@ -1,0 +1,114 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { PartitionLanes } from '../../src/pipeline/partition-lanes.ts';
+
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+/** Lanes whose turns wait for `release()` and record what they handled and dropped. */
+function lanes() {
+  const handled: string[][] = [];
+  const dropped: string[][] = [];
+  let assignment = 1;
+  let release: () => void = () => undefined;
+  const lanes = new PartitionLanes<string>({
+    handle: async (partition, items) => {
+      handled.push([`p${partition}`, ...items]);
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+    },
+    drop: (items) => dropped.push([...items]),
+    assignment: () => assignment,
+  });
+  return {
+    lanes,
+    handled,
+    dropped,
+    release: () => release(),
+    rejoin: () => {
+      assignment += 1;
+    },
+  };
+}
+
+test('enter: batches handed over in one turn of the event loop are handled together', async () => {
+  const { lanes: l, handled } = lanes();
+  l.enter(0, 'a');
+  l.enter(0, 'b');
+  await nextTurn();
+  assert.deepEqual(handled, [['p0', 'a', 'b']]);
+});
+
+test('enter: what queues behind a turn in progress is handled next, as one', async () => {
+  const { lanes: l, handled, release } = lanes();
+  l.enter(0, 'a');
+  await nextTurn();
+  l.enter(0, 'b');
+  l.enter(0, 'c');
+  l.enter(1, 'x');
+  await nextTurn();
+  // Partition 1 does not wait for partition 0; partition 0's next turn does.
+  assert.deepEqual(handled, [
+    ['p0', 'a'],
+    ['p1', 'x'],
+  ]);
+  release(); // p1's turn (the last to start)
+  await nextTurn();
+  assert.equal(l.waiting, 3, "p0's turn in progress and its two queued batches");
+});
+
+test('rewound: what is queued behind the failed turn is dropped, not handled', async () => {
+  const { lanes: l, handled, dropped, release } = lanes();
+  l.enter(0, 'a');
+  await nextTurn();
+  l.enter(0, 'b');
+  l.enter(0, 'c');
+  l.rewound(0);
+  assert.deepEqual(dropped, [['b', 'c']]);
+  release();
+  await l.idle();
+  assert.deepEqual(handled, [['p0', 'a']]);
+  // Fetched again from the rewind: handled as usual.
+  l.enter(0, 'b');
+  await nextTurn();
+  assert.deepEqual(handled, [
+    ['p0', 'a'],
+    ['p0', 'b'],
+  ]);
+});
+
+test('a batch handed over in an earlier assignment is dropped when its turn comes', async () => {
+  const { lanes: l, handled, dropped, release, rejoin } = lanes();
+  l.enter(0, 'a');
+  await nextTurn();
+  l.enter(0, 'old');
+  rejoin();
+  l.enter(0, 'new');
+  release();
+  await nextTurn();
+  await nextTurn();
+  assert.deepEqual(dropped, [['old']]);
+  assert.deepEqual(handled, [
+    ['p0', 'a'],
+    ['p0', 'new'],
+  ]);
+});
+
+test('close: queued batches are dropped, later ones too; idle waits for the turn in progress', async () => {
+  const { lanes: l, dropped, release } = lanes();
+  l.enter(0, 'a');
+  await nextTurn();
+  l.enter(0, 'b');
+  l.close();
+  l.enter(0, 'c');
+  assert.deepEqual(dropped, [['b'], ['c']]);
+  let idle = false;
+  const waiting = l.idle().then(() => {
+    idle = true;
+  });
+  await nextTurn();
+  assert.equal(idle, false);
+  release();
+  await waiting;
+  assert.equal(l.waiting, 0);
+});
