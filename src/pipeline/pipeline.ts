@@ -585,8 +585,8 @@ export class Pipeline implements PipelineControl {
           : outcome,
       );
     });
-    // The partition's next batch waits in its lane until this one is committed: nothing
-    // more of it can join these envelopes, so they leave without waiting out the linger.
+    // Everything fetched of the partition is in this batch (what arrives later waits in
+    // the lane until it is committed): the envelopes leave without waiting out the linger.
     if (this.#lifecycle === 'stopping') this.#batcher.flushAll();
     else this.#batcher.inputDrained();
     const outcomes = await unlessAborted(Promise.all(pending), signal);
