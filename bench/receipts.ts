@@ -10,7 +10,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Admin, Kafka, logLevel } from 'kafkajs';
@@ -47,6 +47,10 @@ export interface LoadFigures {
   readonly answered200: number;
   readonly perSecond: number;
   readonly latency: LatencySummary;
+  /** CPU time of the server process per request, µs (user + system, from procfs). */
+  readonly serverCpuUsPerRequest: number;
+  /** The machine's 1-minute load average when the run ended (other processes share the cores). */
+  readonly loadAverage: number;
 }
 
 export interface ReceiptsReport {
@@ -54,8 +58,6 @@ export interface ReceiptsReport {
   /** The load generator against a bare node:http server answering 200. */
   readonly bareHttp: LoadFigures;
   readonly ferry: LoadFigures;
-  /** ferry's CPU time during the measured run, seconds. */
-  readonly ferryCpuSeconds: number;
   /** Status events read at read_committed, and how many receipts had 0 or more than 1. */
   readonly check: {
     readonly expected: number;
@@ -67,20 +69,29 @@ export interface ReceiptsReport {
 
 type Log = (line: string) => void;
 
-function figures(result: HttpLoadResult): LoadFigures {
-  const answered200 = result.statuses.filter((s) => s === 200).length;
+/** Runs the measured load against `server` and sums it up with the server's CPU time. */
+async function measure(
+  server: BenchChild,
+  run: () => Promise<HttpLoadResult>,
+): Promise<LoadFigures> {
+  const cpuBefore = server.usage()?.cpuSeconds ?? Number.NaN;
+  const result = await run();
+  const cpuSeconds = (server.usage()?.cpuSeconds ?? Number.NaN) - cpuBefore;
+  const requests = result.statuses.length;
   return {
-    requests: result.statuses.length,
-    answered200,
-    perSecond: (result.statuses.length / result.elapsedMs) * 1000,
+    requests,
+    answered200: result.statuses.filter((s) => s === 200).length,
+    perSecond: (requests / result.elapsedMs) * 1000,
     latency: summariseLatencies(Array.from(result.latenciesMs)),
+    serverCpuUsPerRequest: (cpuSeconds * 1e6) / requests,
+    loadAverage: loadavg()[0] ?? Number.NaN,
   };
 }
 
 /** One line of the bench table. */
 export function describeLoad(label: string, f: LoadFigures): string {
   const round = (ms: number) => ms.toFixed(1);
-  return `${label.padEnd(28)} ${String(Math.round(f.perSecond)).padStart(7)} req/s  p50 ${round(f.latency.p50Ms)} ms  p99 ${round(f.latency.p99Ms)} ms  max ${round(f.latency.maxMs)} ms  (${f.answered200}/${f.requests} answered 200)`;
+  return `${label.padEnd(28)} ${String(Math.round(f.perSecond)).padStart(7)} req/s  p50 ${round(f.latency.p50Ms)} ms  p99 ${round(f.latency.p99Ms)} ms  max ${round(f.latency.maxMs)} ms  server cpu ${Math.round(f.serverCpuUsPerRequest)} µs/req  load avg ${f.loadAverage.toFixed(1)}  (${f.answered200}/${f.requests} answered 200)`;
 }
 
 /** The section's lines of the bench table. */
@@ -90,7 +101,7 @@ export function formatReceipts(report: ReceiptsReport): string {
     `## receipts (${report.settings.receipts} distinct, ${report.settings.concurrency} concurrent senders, ${report.settings.partitions} partitions)`,
     describeLoad('load generator → bare http', report.bareHttp),
     describeLoad('load generator → ferry', report.ferry),
-    `status topic (read_committed): ${check.events} events for ${check.expected} receipts; lost ${check.lost}, doubled ${check.doubled}; ferry cpu ${report.ferryCpuSeconds.toFixed(2)} s`,
+    `status topic (read_committed): ${check.events} events for ${check.expected} receipts; lost ${check.lost}, doubled ${check.doubled}`,
   ].join('\n');
 }
 
@@ -185,7 +196,7 @@ export async function runReceiptsBench(
   let bareHttp: LoadFigures;
   try {
     await load(bare.origin, warmup);
-    bareHttp = figures(await load(bare.origin, measured));
+    bareHttp = await measure(bare.child, () => load(bare.origin, measured));
   } finally {
     await bare.child.stop(5_000);
   }
@@ -235,13 +246,10 @@ export async function runReceiptsBench(
     },
   });
   let ferryFigures: LoadFigures;
-  let ferryCpuSeconds: number;
   try {
     await ferry.waitUntil('readiness', () => answers200(`${origin}/readyz`), 60_000);
     await load(origin, warmup);
-    const cpuBefore = ferry.usage()?.cpuSeconds ?? Number.NaN;
-    ferryFigures = figures(await load(origin, measured));
-    ferryCpuSeconds = (ferry.usage()?.cpuSeconds ?? Number.NaN) - cpuBefore;
+    ferryFigures = await measure(ferry, () => load(origin, measured));
   } finally {
     await ferry.stop(30_000);
   }
@@ -262,7 +270,7 @@ export async function runReceiptsBench(
   log(
     `  status topic: ${events} events for ${check.expected} receipts; lost ${lost}, doubled ${doubled}`,
   );
-  return { settings, bareHttp, ferry: ferryFigures, ferryCpuSeconds, check };
+  return { settings, bareHttp, ferry: ferryFigures, check };
 }
 
 /** Defaults of the section; `quick` halves nothing: 20,000 receipts take seconds. */
