@@ -3,7 +3,10 @@
  * keeps one request in flight (idempotent, `maxInFlightRequests: 1`) writes one record per
  * broker round trip when every callback sends its own; here the records that arrive while a
  * write is in flight wait and go together in the next one, so a round trip carries hundreds.
- * There is no timer: a record that arrives while nothing is in flight is written at once.
+ * There is no timer: a record that arrives while nothing is in flight is written at the end of
+ * the current event-loop turn (setImmediate), together with every other record the same turn
+ * of socket reads produced, so a burst of requests read at once starts with one write, not
+ * one write of the first record followed by one of the rest.
  *
  * Each caller's promise settles with the write that carried its record: resolved once Kafka
  * acknowledged it, rejected with that write's error (nothing is remembered, so the caller's
@@ -51,6 +54,8 @@ export class ReceiptBatcher {
   #queue: Waiting[] = [];
   #head = 0;
   #writing = false;
+  /** A write is scheduled for the end of this event-loop turn. */
+  #scheduled = false;
   #writes = 0;
   #written = 0;
 
@@ -86,7 +91,13 @@ export class ReceiptBatcher {
   add(record: OutboundRecord): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.#queue.push({ record, bytes: recordBytes(record), resolve, reject });
-      if (!this.#writing) this.#writeNext();
+      if (!this.#writing && !this.#scheduled) {
+        this.#scheduled = true;
+        setImmediate(() => {
+          this.#scheduled = false;
+          if (!this.#writing) this.#writeNext();
+        });
+      }
     });
   }
 

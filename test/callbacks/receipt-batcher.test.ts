@@ -25,10 +25,12 @@ function record(id: number, value = `{"id":${id}}`): OutboundRecord {
 const keys = (records: readonly OutboundRecord[]) => records.map((r) => r.key);
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
-test('a record that arrives while nothing is in flight is written at once, alone', async () => {
+test('a record that arrives while nothing is in flight is written at the end of the turn, with those of the same turn', async () => {
   const { calls, send } = gatedSend();
   const batcher = new ReceiptBatcher({ send, maxRecords: 100, maxBytes: 1 << 20 });
   const first = batcher.add(record(1));
+  assert.equal(calls.length, 0, 'not before the turn ends');
+  await tick();
   assert.equal(calls.length, 1);
   assert.deepEqual(keys(calls[0]?.records ?? []), ['1']);
   assert.equal(batcher.writing, true);
@@ -36,6 +38,12 @@ test('a record that arrives while nothing is in flight is written at once, alone
   await first;
   assert.equal(batcher.writing, false);
   assert.deepEqual(batcher.stats, { writes: 1, records: 1 });
+  // A burst in one turn: one write.
+  const burst = [2, 3, 4].map((id) => batcher.add(record(id)));
+  await tick();
+  assert.deepEqual(keys(calls[1]?.records ?? []), ['2', '3', '4']);
+  calls[1]?.resolve();
+  await Promise.all(burst);
 });
 
 test('records arriving during a write go together in the next one, each answered by its own write', async () => {
@@ -44,6 +52,7 @@ test('records arriving during a write go together in the next one, each answered
   const settled: string[] = [];
   const track = (p: Promise<void>, name: string) => p.then(() => settled.push(name));
   const first = track(batcher.add(record(1)), '1');
+  await tick();
   const rest = [2, 3, 4].map((id) => track(batcher.add(record(id)), String(id)));
   assert.equal(calls.length, 1, 'one write in flight at a time');
   assert.equal(batcher.waiting, 3);
@@ -63,14 +72,18 @@ test('a write carries at most maxRecords; the rest follow in order', async () =>
   const { calls, send } = gatedSend();
   const batcher = new ReceiptBatcher({ send, maxRecords: 2, maxBytes: 1 << 20 });
   const all = [1, 2, 3, 4, 5, 6].map((id) => batcher.add(record(id)));
-  for (const expected of [['1'], ['2', '3'], ['4', '5'], ['6']]) {
+  for (const expected of [
+    ['1', '2'],
+    ['3', '4'],
+    ['5', '6'],
+  ]) {
     await tick();
     const call = calls.at(-1);
     assert.deepEqual(keys(call?.records ?? []), expected);
     call?.resolve();
   }
   await Promise.all(all);
-  assert.equal(calls.length, 4);
+  assert.equal(calls.length, 3);
 });
 
 test('a write stays under maxBytes; a record larger than it goes alone', async () => {
@@ -97,13 +110,14 @@ test('a write stays under maxBytes; a record larger than it goes alone', async (
     call.resolve();
   }
   await Promise.all(all);
-  assert.deepEqual(seen, [['1'], ['2', '3'], ['4'], ['5'], ['6']]);
+  assert.deepEqual(seen, [['1', '2'], ['3', '4'], ['5'], ['6']]);
 });
 
 test('a failed write rejects exactly its records; later records are written by the next write', async () => {
   const { calls, send } = gatedSend();
   const batcher = new ReceiptBatcher({ send, maxRecords: 100, maxBytes: 1 << 20 });
   const first = batcher.add(record(1));
+  await tick();
   const second = batcher.add(record(2));
   const third = batcher.add(record(3));
   calls[0]?.resolve();
