@@ -19,6 +19,7 @@ import { answers200, BenchChild } from './child-process.ts';
 import { type HttpLoadResult, runHttpLoad } from './http-load.ts';
 import { receiptPost } from './receipt-shapes.ts';
 import { type LatencySummary, summariseLatencies } from './stats.ts';
+import { countByKey } from './status-count.ts';
 
 const TOKEN = 'bench-receipts-token';
 
@@ -103,58 +104,6 @@ export function formatReceipts(report: ReceiptsReport): string {
     describeLoad('load generator → ferry', report.ferry),
     `status topic (read_committed): ${check.events} events for ${check.expected} receipts; lost ${check.lost}, doubled ${check.doubled}`,
   ].join('\n');
-}
-
-/** Reads every record of `topic` at read_committed up to its end offsets; counts by key. */
-async function countByKey(brokers: string, topic: string): Promise<Map<string, number>> {
-  const kafka = new Kafka({
-    clientId: 'ferry-bench-receipts',
-    brokers: [brokers],
-    logLevel: logLevel.NOTHING,
-  });
-  const admin = kafka.admin();
-  await admin.connect();
-  const ends = await admin.fetchTopicOffsets(topic);
-  await admin.disconnect();
-  const total = ends.reduce((sum, p) => sum + Number(p.high), 0);
-  const counts = new Map<string, number>();
-  let seen = 0;
-  const consumer = kafka.consumer({
-    groupId: `${topic}.check`,
-    readUncommitted: false,
-    maxWaitTimeInMs: 100,
-  });
-  await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: true });
-  const done = new Promise<void>((resolveDone, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`read ${seen} of ${total} status records in 60 s`)),
-      60_000,
-    );
-    if (total === 0) {
-      clearTimeout(timer);
-      resolveDone();
-    }
-    void consumer.run({
-      eachBatch: async ({ batch }) => {
-        for (const message of batch.messages) {
-          const key = message.key?.toString('utf8') ?? '';
-          counts.set(key, (counts.get(key) ?? 0) + 1);
-          seen += 1;
-        }
-        if (seen >= total) {
-          clearTimeout(timer);
-          resolveDone();
-        }
-      },
-    });
-  });
-  try {
-    await done;
-  } finally {
-    await consumer.disconnect();
-  }
-  return counts;
 }
 
 async function startBare(context: ReceiptsContext): Promise<{ child: BenchChild; origin: string }> {
