@@ -17,6 +17,7 @@ import { freePort, type RunningBroker, startBroker } from '../tools/kafka/broker
 import { readBenchOptions } from './bench-options.ts';
 import { LoadGenerator } from './load-generator.ts';
 import { runMicroBenchmarks } from './micro.ts';
+import { formatReceipts, receiptsSettings, runReceiptsBench } from './receipts.ts';
 import { type BenchReport, checkTargets, formatReport, type ScenarioReport } from './report.ts';
 import {
   type BenchContext,
@@ -108,7 +109,9 @@ async function main(): Promise<void> {
         await emulator.child.stop(10_000);
       }
     }
-    const report: BenchReport = {
+    log('# receipts: status callbacks posted to ferry by 64 concurrent senders');
+    const receipts = await runReceiptsBench(context, receiptsSettings(options.cpuProfile), log);
+    const report: BenchReport & { receipts: typeof receipts } = {
       meta: {
         date: date.toISOString(),
         commit,
@@ -122,11 +125,13 @@ async function main(): Promise<void> {
       scenarios,
       targets: checkTargets(scenarios),
       durationSeconds: (Date.now() - startedAt) / 1000,
+      receipts,
     };
     const file = join(outDir, `${stamp}-${commit}.json`);
     writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
     log('');
     log(formatReport(report));
+    log(formatReceipts(receipts));
     log(`report: ${file}`);
     log(`logs:   ${logsDir}`);
     if (options.cpuProfile)

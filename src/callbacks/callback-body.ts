@@ -21,6 +21,8 @@ export type DecodedBody =
 /** Fields whose large integers keep every digit (JSON numbers past 2^53 lose their last ones). */
 const ID_FIELDS: ReadonlySet<string> = new Set(['id', 'msg_id', 'request_id']);
 const INTEGER_SOURCE = /^-?\d+$/;
+/** 16 digits in a row: only then can a number be past 2^53 and need the (slower) reviver. */
+const LONG_DIGITS = /\d{16}/;
 const FORM_MEDIA_TYPE = 'application/x-www-form-urlencoded';
 /** `name=` at the start, the name plain: `id=1&…`, `msg_id=…`. */
 const FORM_START = /^[A-Za-z_][\w.-]*=/;
@@ -51,13 +53,7 @@ function decodeText(
   bytes: Buffer,
   charset: string | undefined,
 ): { readonly text: string } | { readonly encoding: string } {
-  let decoder: InstanceType<typeof TextDecoder>;
-  try {
-    decoder = new TextDecoder(charset ?? 'utf-8', { fatal: true });
-  } catch {
-    // An unknown label: JSON is UTF-8 (RFC 8259 §8.1), so try that rather than give up.
-    decoder = new TextDecoder('utf-8', { fatal: true });
-  }
+  const decoder = decoderFor(charset ?? 'utf-8');
   try {
     return { text: decoder.decode(bytes) };
   } catch {
@@ -65,9 +61,47 @@ function decodeText(
   }
 }
 
+/** Decoders by charset label, made once (a whole-buffer decode keeps no state between calls). */
+const decoders = new Map<string, InstanceType<typeof TextDecoder>>();
+/** Labels remembered at most: the label is the caller's, so the map must not grow without end. */
+const MAX_DECODERS = 32;
+
+function decoderFor(label: string): InstanceType<typeof TextDecoder> {
+  const known = decoders.get(label);
+  if (known !== undefined) return known;
+  let decoder: InstanceType<typeof TextDecoder>;
+  try {
+    decoder = new TextDecoder(label, { fatal: true });
+  } catch {
+    // An unknown label: JSON is UTF-8 (RFC 8259 §8.1), so try that rather than give up.
+    decoder = new TextDecoder('utf-8', { fatal: true });
+  }
+  if (decoders.size < MAX_DECODERS) decoders.set(label, decoder);
+  return decoder;
+}
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
+
+/** Keeps every digit of an id JSON.parse would round (a number past 2^53): its source text. */
+const keepIdDigits = function keepIdDigits(
+  this: unknown,
+  key: string,
+  parsed: unknown,
+  context?: { source?: string },
+) {
+  if (
+    typeof parsed === 'number' &&
+    ID_FIELDS.has(key) &&
+    !Number.isSafeInteger(parsed) &&
+    context?.source !== undefined &&
+    INTEGER_SOURCE.test(context.source)
+  ) {
+    return context.source;
+  }
+  return parsed;
+} as (key: string, value: unknown) => unknown;
 
 function parseJson(text: string, maxDepth: number): DecodedBody {
   if (jsonNestingDepth(text, maxDepth) > maxDepth) {
@@ -77,27 +111,10 @@ function parseJson(text: string, maxDepth: number): DecodedBody {
   try {
     // secure-json-parse refuses `__proto__` and `constructor.prototype` keys (prototype
     // pollution); the reviver keeps the digits of ids JSON.parse would round.
-    value = secureJsonParse(
-      text,
-      function keepIdDigits(
-        this: unknown,
-        key: string,
-        parsed: unknown,
-        context?: { source?: string },
-      ) {
-        if (
-          typeof parsed === 'number' &&
-          ID_FIELDS.has(key) &&
-          !Number.isSafeInteger(parsed) &&
-          context?.source !== undefined &&
-          INTEGER_SOURCE.test(context.source)
-        ) {
-          return context.source;
-        }
-        return parsed;
-      } as (key: string, value: unknown) => unknown,
-      { protoAction: 'error', constructorAction: 'error' },
-    );
+    value = secureJsonParse(text, LONG_DIGITS.test(text) ? keepIdDigits : null, {
+      protoAction: 'error',
+      constructorAction: 'error',
+    });
   } catch (error: unknown) {
     if (error instanceof SyntaxError && /forbidden prototype property/.test(error.message)) {
       return { ok: false, reason: 'has __proto__ or constructor.prototype keys' };

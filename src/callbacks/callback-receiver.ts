@@ -6,7 +6,7 @@
  * Kafka acknowledged the record; while Kafka is unavailable the answer is 503, so a gateway
  * that retries loses nothing. Whatever a caller sends gets an answer and never stops the process.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FerryError } from '../errors.ts';
 import { type HttpServer, sendJson, sendText } from '../http/http-server.ts';
@@ -153,6 +153,11 @@ export class CallbackReceiver {
         }),
       ]);
       clearTimeout(timer);
+      const { writes, records } = this.#writer.batchStats;
+      this.#logger.info(
+        { writes, records },
+        'The callback receiver stopped; its records went to Kafka in this many writes.',
+      );
       this.#state = 'stopped';
     })();
     return this.#stopping;
@@ -292,7 +297,7 @@ export class CallbackReceiver {
 }
 
 function digest(value: string): Buffer {
-  return createHash('sha256').update(value, 'utf8').digest();
+  return hash('sha256', value, 'buffer');
 }
 
 function positive(name: string, value: number): number {

@@ -1,12 +1,13 @@
 /**
  * The Kafka side of the callback route: a received body becomes either a status event (when
  * it can be read as one) or a raw unparsed-callback record (prepare), written at most once
- * per identity (write, through PublishOnce). The HTTP side (callback-receiver.ts) turns what this returns into
- * the answer.
+ * per identity (write, through PublishOnce), the records of concurrent callbacks together
+ * (ReceiptBatcher). The HTTP side (callback-receiver.ts) turns what this returns into the answer.
  */
 import type { OutboundRecord } from '../kafka/kafka-client.ts';
 import { decodeCallbackBody } from './callback-body.ts';
 import { PublishOnce, type PublishOutcome } from './publish-once.ts';
+import { ReceiptBatcher } from './receipt-batcher.ts';
 import { callbackFingerprint, encodeStatusEvent, type StatusEventKey } from './status-event.ts';
 import { normaliseCallback } from './status-normalise.ts';
 import { type UnparsedCallback, unparsedFingerprint, unparsedRecord } from './unparsed-callback.ts';
@@ -14,6 +15,8 @@ import { type UnparsedCallback, unparsedFingerprint, unparsedRecord } from './un
 /** What the writer needs of a producer: `send` resolves once Kafka acknowledged every record. */
 export interface CallbackProducer {
   send(records: readonly OutboundRecord[]): Promise<void>;
+  /** Bytes of records per produce request at most; a write is kept under it. */
+  readonly maxRequestBytes?: number;
 }
 
 export interface CallbackWriterOptions {
@@ -28,7 +31,13 @@ export interface CallbackWriterOptions {
   readonly dedupCapacity: number;
   /** Longest wait for Kafka's acknowledgement, ms. */
   readonly publishTimeoutMs: number;
+  /** Records written together at most. Default 1000. */
+  readonly maxBatchRecords?: number;
 }
+
+const DEFAULT_MAX_BATCH_RECORDS = 1000;
+/** Under kafkajs's and the broker's defaults when the producer does not say. */
+const DEFAULT_MAX_BATCH_BYTES = 512 * 1024;
 
 /** A received callback, as the HTTP side hands it over. */
 export interface ReceivedCallback {
@@ -63,10 +72,22 @@ export type PreparedWrite = (
 export class CallbackWriter {
   readonly #options: CallbackWriterOptions;
   readonly #publishOnce: PublishOnce;
+  readonly #batcher: ReceiptBatcher;
 
   constructor(options: CallbackWriterOptions) {
     this.#options = options;
     this.#publishOnce = new PublishOnce(options.dedupCapacity);
+    const { producer } = options;
+    this.#batcher = new ReceiptBatcher({
+      send: (records) => producer.send(records),
+      maxRecords: options.maxBatchRecords ?? DEFAULT_MAX_BATCH_RECORDS,
+      maxBytes: producer.maxRequestBytes ?? DEFAULT_MAX_BATCH_BYTES,
+    });
+  }
+
+  /** Writes so far and the records they carried. */
+  get batchStats(): { readonly writes: number; readonly records: number } {
+    return this.#batcher.stats;
   }
 
   /** Resolves when every write in flight now has settled. */
@@ -121,13 +142,13 @@ export class CallbackWriter {
   }
 
   /**
-   * Writes it, at most once per fingerprint (a repeat is `duplicate`).
+   * Writes it, at most once per fingerprint (a repeat is `duplicate`), in the next batch.
    * @throws FerryError `kafka` when Kafka did not acknowledge it in time, or the producer's error.
    */
   write(prepared: PreparedWrite): Promise<PublishOutcome> {
     return this.#publishOnce.run(
       prepared.fingerprint,
-      () => this.#options.producer.send([prepared.record]),
+      () => this.#batcher.add(prepared.record),
       this.#options.publishTimeoutMs,
     );
   }

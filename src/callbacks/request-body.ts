@@ -81,7 +81,9 @@ export function readRequestBody(
       }
     };
     const onEnd = (): void => {
-      finish({ ok: true, bytes: Buffer.concat(chunks, received) });
+      // A receipt usually arrives in one chunk: that Buffer is the body, no copy.
+      const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, received);
+      finish({ ok: true, bytes });
     };
     const onError = (): void => {
       finish({ ok: false, status: 'aborted', reason: 'the request stream failed' });

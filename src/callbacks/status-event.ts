@@ -3,7 +3,7 @@
  * records: Status event; docs/callbacks.md): its key, its value, and the identity used to
  * recognise a repeated callback.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /** The callback field a status event is keyed by, in order of preference. */
 export const keyFields = ['id', 'msg_id', 'request_id'] as const;
@@ -42,16 +42,28 @@ export function statusEventKey(
  * before they are parsed (callback-body.ts).
  */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (typeof value === 'object' && value !== null) {
-    const object = value as Record<string, unknown>;
-    const fields = Object.keys(object)
-      .filter((name) => object[name] !== undefined)
-      .sort()
-      .map((name) => `${JSON.stringify(name)}:${canonicalJson(object[name])}`);
-    return `{${fields.join(',')}}`;
+  // Loops and string appends rather than filter/map/join: this runs for every receipt.
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) {
+    let text = '[';
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) text += ',';
+      text += canonicalJson(value[i]);
+    }
+    return `${text}]`;
   }
-  return JSON.stringify(value) ?? 'null';
+  const object = value as Record<string, unknown>;
+  const names = Object.keys(object).sort();
+  let text = '{';
+  let first = true;
+  for (const name of names) {
+    const field = object[name];
+    if (field === undefined) continue;
+    if (!first) text += ',';
+    first = false;
+    text += `${JSON.stringify(name)}:${canonicalJson(field)}`;
+  }
+  return `${text}}`;
 }
 
 /**
@@ -62,7 +74,7 @@ export function canonicalJson(value: unknown): string {
  */
 export function callbackFingerprint(event: Readonly<Record<string, unknown>>): string {
   const { received_at: _ours, ...theirs } = event;
-  return `event:${createHash('sha256').update(canonicalJson(theirs)).digest('hex')}`;
+  return `event:${hash('sha256', canonicalJson(theirs), 'hex')}`;
 }
 
 /**

@@ -193,6 +193,10 @@ export class RecordProducer {
     this.#maxRequestBytes = maxRequestBytes;
     this.#onResend = onResend;
   }
+  /** Bytes of records per produce request at most: a larger send is split into several. */
+  get maxRequestBytes(): number {
+    return this.#maxRequestBytes;
+  }
   async connect(): Promise<void> {
     await this.#producer.connect();
   }
