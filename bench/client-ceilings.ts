@@ -1,0 +1,98 @@
+/**
+ * What the Kafka client alone can do on this machine and broker, next to the
+ * end-to-end figures: kafkajs producing idempotently with acks=all (as ferry's
+ * producer is configured) and consuming at read_committed, with no other work.
+ * It runs in the bench process, after the scenarios, on a fresh topic.
+ */
+import { Kafka, logLevel } from 'kafkajs';
+import { type BenchContext, createTopics, takeCommands } from './bench-context.ts';
+
+export interface CeilingRow {
+  readonly name: string;
+  readonly recordsPerSecond: number;
+  readonly note: string;
+}
+
+export interface CeilingFigures {
+  readonly records: number;
+  readonly rows: readonly CeilingRow[];
+}
+
+type Log = (line: string) => void;
+
+/** Produces then consumes `records` bench commands with kafkajs alone. */
+export async function measureClientCeilings(
+  context: BenchContext,
+  quick: boolean,
+  log: Log,
+): Promise<CeilingFigures> {
+  const records = quick ? 50_000 : 200_000;
+  const partitions = 6;
+  const topic = `bench.${context.runId}.ceilings`;
+  await createTopics(context, [topic], partitions);
+  const kafka = new Kafka({
+    clientId: 'ferry-bench-ceilings',
+    brokers: [context.brokers],
+    logLevel: logLevel.NOTHING,
+  });
+  const commands = takeCommands(context, records);
+  const rows: CeilingRow[] = [];
+
+  // kafkajs allows one request in flight per broker for an idempotent producer.
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  await producer.connect();
+  const chunk = 1000;
+  const t0 = Date.now();
+  try {
+    for (let i = 0; i < commands.length; i += chunk) {
+      await producer.send({
+        topic,
+        acks: -1,
+        messages: commands.slice(i, i + chunk).map((c) => ({ key: c.key, value: c.value })),
+      });
+    }
+  } finally {
+    await producer.disconnect();
+  }
+  const produceSeconds = (Date.now() - t0) / 1000;
+  rows.push({
+    name: 'kafkajs produce, idempotent, acks=all, 1,000/request',
+    recordsPerSecond: records / produceSeconds,
+    note: `${records} records in ${produceSeconds.toFixed(2)} s`,
+  });
+  log(`  ${rows[0]?.name}: ${Math.round(records / produceSeconds)} records/s`);
+
+  const consumer = kafka.consumer({
+    groupId: `${topic}.group`,
+    readUncommitted: false,
+    maxWaitTimeInMs: 50,
+  });
+  await consumer.connect();
+  await consumer.subscribe({ topics: [topic], fromBeginning: true });
+  let seen = 0;
+  let firstAtMs = Number.NaN;
+  let lastAtMs = Number.NaN;
+  const done = new Promise<void>((resolve) => {
+    void consumer.run({
+      autoCommit: false,
+      eachBatch: async ({ batch }) => {
+        const now = Date.now();
+        if (Number.isNaN(firstAtMs)) firstAtMs = now;
+        seen += batch.messages.length;
+        lastAtMs = now;
+        if (seen >= records) resolve();
+      },
+    });
+  });
+  const timeout = new Promise<void>((resolve) => setTimeout(resolve, 120_000).unref());
+  await Promise.race([done, timeout]);
+  await consumer.disconnect();
+  const consumeSeconds = Math.max(0.001, (lastAtMs - firstAtMs) / 1000);
+  rows.push({
+    name: 'kafkajs consume, read_committed, eachBatch no-op',
+    recordsPerSecond: seen / consumeSeconds,
+    note: `${seen} records, first to last batch ${consumeSeconds.toFixed(2)} s`,
+  });
+  log(`  ${rows[1]?.name}: ${Math.round(seen / consumeSeconds)} records/s`);
+  return { records, rows };
+}
