@@ -2,10 +2,12 @@
  * What the Kafka client alone can do on this machine and broker, next to the
  * end-to-end figures: kafkajs producing idempotently with acks=all (as ferry's
  * producer is configured) and consuming at read_committed, with no other work.
- * It runs in the bench process, after the scenarios, on a fresh topic.
+ * Kafka's own perf tools (Java client) are run the same way for comparison. It runs
+ * after the scenarios, on fresh topics.
  */
 import { Kafka, logLevel } from 'kafkajs';
 import { type BenchContext, createTopics, takeCommands } from './bench-context.ts';
+import { consumerPerf, ensurePerfToolJars, producerPerf } from './kafka-perf-tools.ts';
 
 export interface CeilingRow {
   readonly name: string;
@@ -26,7 +28,7 @@ export async function measureClientCeilings(
   quick: boolean,
   log: Log,
 ): Promise<CeilingFigures> {
-  const records = quick ? 50_000 : 200_000;
+  const records = quick ? 100_000 : 200_000;
   const partitions = 6;
   const topic = `bench.${context.runId}.ceilings`;
   await createTopics(context, [topic], partitions);
@@ -96,5 +98,31 @@ export async function measureClientCeilings(
     note: `${seen} records, group joined to last batch ${consumeSeconds.toFixed(2)} s`,
   });
   log(`  ${rows[1]?.name}: ${Math.round(seen / consumeSeconds)} records/s`);
+
+  const recordSize = Math.round(
+    commands.reduce((sum, c) => sum + c.key.length + c.value.length, 0) / commands.length,
+  );
+  try {
+    await ensurePerfToolJars();
+    const javaTopic = `${topic}.java`;
+    await createTopics(context, [javaTopic], partitions);
+    const produced = await producerPerf(context.brokers, javaTopic, records, recordSize);
+    rows.push({
+      name: 'kafka-producer-perf-test, idempotent, acks=all',
+      recordsPerSecond: produced,
+      note: `${records} records of ${recordSize} bytes`,
+    });
+    const consumed = await consumerPerf(context.brokers, javaTopic, records, context.logsDir);
+    rows.push({
+      name: 'kafka-consumer-perf-test, read_committed',
+      recordsPerSecond: consumed,
+      note: 'fetch.nMsg.sec (after the rebalance)',
+    });
+    log(
+      `  Java perf tools: produce ${Math.round(produced)}, consume ${Math.round(consumed)} records/s`,
+    );
+  } catch (error: unknown) {
+    log(`  Kafka perf tools not run: ${error instanceof Error ? error.message : String(error)}`);
+  }
   return { records, rows };
 }

@@ -106,7 +106,7 @@ export function checkTargets(scenarios: readonly ScenarioFigures[]): TargetCheck
   return checks;
 }
 
-const WIDTHS = [24, 17, 9, 7, 7, 7, 7, 9, 8, 8, 5];
+const WIDTHS = [24, 17, 9, 7, 7, 7, 7, 9, 8, 8, 7, 5];
 
 function row(cells: readonly string[]): string {
   return cells
@@ -126,6 +126,7 @@ function figuresRow(first: string, f: ScenarioFigures): string {
     n(f.cpuMsPerThousandCommands),
     n(f.operationsPerEnvelope, 1),
     n(f.peakRssBytes / MIB),
+    n(f.fromStartSeconds, 1),
     f.complete ? '' : `${Math.round((100 * f.completed) / f.commands)}%`,
   ]);
 }
@@ -144,6 +145,9 @@ function ratioRow(ferry: ScenarioFigures, peer: ScenarioFigures): string {
     r(ferry.cpuMsPerThousandCommands, peer.cpuMsPerThousandCommands),
     '',
     r(ferry.peakRssBytes, peer.peakRssBytes),
+    ferry.fromStartSeconds === undefined
+      ? ''
+      : r(ferry.fromStartSeconds, peer.fromStartSeconds ?? 0),
     '',
   ]);
 }
@@ -159,7 +163,10 @@ export function formatReport(report: BenchReport): string {
     'Latency ms: command produced until the bench read the result at read_committed. Backlog cmd/s: first to last result read.',
   );
   out.push(
-    'cpu ms/1k: CPU of the process per 1,000 commands; RSS: its peak (VmHWM) in the scenario; last column: share done when not all.',
+    'cpu ms/1k: CPU of the process per 1,000 commands; RSS: its peak (VmHWM) in the scenario; start s: process start to last result;',
+  );
+  out.push(
+    'done: share of the commands answered when not all (window or deadline); ratio rows: ferry ÷ Redpanda Connect, column by column.',
   );
   out.push('');
   out.push(
