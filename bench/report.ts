@@ -106,7 +106,7 @@ export function checkTargets(scenarios: readonly ScenarioFigures[]): TargetCheck
   return checks;
 }
 
-const WIDTHS = [24, 17, 9, 7, 7, 7, 7, 9, 8, 8, 7, 5];
+const WIDTHS = [24, 17, 9, 7, 7, 7, 7, 9, 8, 8, 7, 9];
 
 function row(cells: readonly string[]): string {
   return cells
@@ -127,7 +127,12 @@ function figuresRow(first: string, f: ScenarioFigures): string {
     n(f.operationsPerEnvelope, 1),
     n(f.peakRssBytes / MIB),
     n(f.fromStartSeconds, 1),
-    f.complete ? '' : `${Math.round((100 * f.completed) / f.commands)}%`,
+    [
+      f.complete ? '' : `${Math.round((100 * f.completed) / f.commands)}%`,
+      f.duplicateResults > 0 ? `dup ${f.duplicateResults}` : '',
+    ]
+      .filter((s) => s !== '')
+      .join(' '),
   ]);
 }
 
@@ -166,8 +171,9 @@ export function formatReport(report: BenchReport): string {
     'cpu ms/1k: CPU of the process per 1,000 commands; RSS: its peak (VmHWM) in the scenario; start s: process start to last result;',
   );
   out.push(
-    'done: share of the commands answered when not all (window or deadline); ratio rows: ferry ÷ Redpanda Connect, column by column.',
+    'done: share of the commands answered when not all (window or deadline), and second results for a command (dup N);',
   );
+  out.push('ratio rows: ferry ÷ Redpanda Connect, column by column.');
   out.push('');
   out.push(
     row([

@@ -130,6 +130,7 @@ async function startPeer(s: SubjectStart): Promise<StartedSubject> {
       PEER_GATEWAY_URL: s.gatewayUrl,
       PEER_API_KEY: s.apiKey,
       PEER_HTTP_ADDRESS: httpAddress,
+      PEER_LOG_LEVEL: process.env.FERRY_BENCH_PEER_LOG_LEVEL ?? 'WARN',
     },
   });
   return {
