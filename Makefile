@@ -15,7 +15,7 @@ help:
 	@echo "make kafka-up     start the local broker on 127.0.0.1:9092 (no-op when running)"
 	@echo "make kafka-down   stop it"
 	@echo "make chaos        the full exactly-once chaos suite (kills, broker restart, faults, fuzzing)"
-	@echo "make bench        ferry side by side with Redpanda Connect and a plain consumer (~8 min); report in .bench/"
+	@echo "make bench        ferry side by side with Redpanda Connect and a plain consumer (~6 min); report in .bench/"
 	@echo "make bench-quick  the same with smaller loads (~3 min)"
 	@echo "make proto        regenerate src/admin/gen from proto/ (buf, protoc-gen-es)"
 	@echo "make contract     regenerate schemas/ (JSON Schema, AsyncAPI) from the code and examples/"
