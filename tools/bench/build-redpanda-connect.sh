@@ -24,7 +24,7 @@ fi
 echo "building Redpanda Connect $connect (benthos $benthos) into $out ..." >&2
 mkdir -p "$(dirname "$out")"
 start=$(date +%s)
-(cd "$src" && GOFLAGS=-mod=readonly CGO_ENABLED=0 "$go_bin" build -trimpath \
+(cd "$src" && GOFLAGS="-mod=readonly -buildvcs=false" CGO_ENABLED=0 "$go_bin" build -trimpath \
   -ldflags "-s -w -X main.version=$version" -o "$out.tmp" .)
 mv "$out.tmp" "$out"
 echo "built in $(( $(date +%s) - start )) s, $(( $(stat -c %s "$out") / 1024 / 1024 )) MiB" >&2
