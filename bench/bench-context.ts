@@ -48,6 +48,12 @@ export async function createTopics(
   context.createdTopics.push(...names);
 }
 
+/** Records in `topic` (the sum of its partitions' end offsets; the topics are fresh, never compacted). */
+export async function topicRecordCount(context: BenchContext, topic: string): Promise<number> {
+  const offsets = await context.admin.fetchTopicOffsets(topic);
+  return offsets.reduce((sum, o) => sum + Number(o.high), 0);
+}
+
 /** A reader of `topic` at read_committed, positioned at its start, joined. */
 export async function startCollector(
   context: BenchContext,

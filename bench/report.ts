@@ -130,6 +130,7 @@ function figuresRow(first: string, f: ScenarioFigures): string {
     [
       f.complete ? '' : `${Math.round((100 * f.completed) / f.commands)}%`,
       f.duplicateResults > 0 ? `dup ${f.duplicateResults}` : '',
+      f.commandRecords > f.commands ? `(in ${f.commandRecords - f.commands})` : '',
     ]
       .filter((s) => s !== '')
       .join(' '),
@@ -171,7 +172,7 @@ export function formatReport(report: BenchReport): string {
     'cpu ms/1k: CPU of the process per 1,000 commands; RSS: its peak (VmHWM) in the scenario; start s: process start to last result;',
   );
   out.push(
-    'done: share of the commands answered when not all (window or deadline), and second results for a command (dup N);',
+    'done: share of the commands answered when not all (window or deadline); dup N: second results for a command, (in M): commands written twice by the bench;',
   );
   out.push('ratio rows: ferry ÷ Redpanda Connect, column by column.');
   out.push('');

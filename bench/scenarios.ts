@@ -22,6 +22,7 @@ import {
   type EmulatorChild,
   startCollector,
   takeCommands,
+  topicRecordCount,
 } from './bench-context.ts';
 import type { BenchCommand } from './command-mix.ts';
 import type { ProduceReport } from './load-generator.ts';
@@ -81,6 +82,12 @@ export interface ScenarioFigures {
   readonly cpuMsPerThousandCommands: number;
   readonly envelopes: number;
   readonly operationsPerEnvelope: number;
+  /**
+   * Command records on the topic for this run's commands: above `commands` when the load
+   * generator's producer wrote some twice (a retried produce), which any bridge then
+   * answers twice.
+   */
+  readonly commandRecords: number;
   /** Second results for a command, and ids the gateway accepted twice. */
   readonly duplicateResults: number;
   readonly duplicateSends: number;
@@ -150,6 +157,7 @@ function summarise(
     readonly operations: number;
     readonly duplicateSends: number;
     readonly peakRssBytes: number;
+    readonly commandRecords: number;
   },
 ): ScenarioFigures {
   const produceSeconds = Math.max(
@@ -175,6 +183,7 @@ function summarise(
     envelopes: measure.envelopes,
     operationsPerEnvelope:
       measure.envelopes > 0 ? measure.operations / measure.envelopes : Number.NaN,
+    commandRecords: measure.commandRecords,
     duplicateResults: results.duplicates,
     duplicateSends: measure.duplicateSends,
     peakRssBytes: measure.peakRssBytes,
@@ -187,7 +196,7 @@ function describe(f: ScenarioFigures): string {
     f.complete ? '' : ' (not all)'
   } ${Math.round(f.commandsPerSecond)} cmd/s, p50 ${f.latency.p50Ms} p99 ${f.latency.p99Ms} ms, ${f.operationsPerEnvelope.toFixed(
     1,
-  )} ops/env, cpu ${f.cpuSeconds.toFixed(2)} s, peak RSS ${Math.round(f.peakRssBytes / 1048576)} MiB, duplicates ${f.duplicateResults}/${f.duplicateSends}`;
+  )} ops/env, cpu ${f.cpuSeconds.toFixed(2)} s, peak RSS ${Math.round(f.peakRssBytes / 1048576)} MiB, duplicates ${f.duplicateResults}/${f.duplicateSends}, command records ${f.commandRecords}`;
 }
 
 const cpuOf = (subject: StartedSubject): number => subject.child.usage()?.cpuSeconds ?? Number.NaN;
@@ -228,6 +237,7 @@ export async function runBacklog(
       const produced = await context.generator.burst(topic, commands, (c, at) =>
         tracker.sent(c, at),
       );
+      const commandRecords = await topicRecordCount(context, topic);
       const startedAtMs = Date.now();
       const subject = await start();
       const firstAtMs = await firstResult(tracker, subject, 90_000);
@@ -254,6 +264,7 @@ export async function runBacklog(
           operations: counts.operations,
           duplicateSends: counts.duplicateIds,
           peakRssBytes: subject.child.usage()?.peakRssBytes ?? Number.NaN,
+          commandRecords,
         },
       );
       log(describe(figures));
@@ -286,6 +297,7 @@ export async function runPaced(
       warm.sent(c, at),
     );
     await warm.until(warmProduced.lastAckedAtMs + settings.drainSeconds * 1000);
+    const warmRecords = await topicRecordCount(context, topic);
 
     await emulator.reset();
     const commands = takeCommands(
@@ -297,6 +309,7 @@ export async function runPaced(
     const produced = await generator.paced(topic, commands, ratePerSecond, (c, at) =>
       tracker.sent(c, at),
     );
+    const commandRecords = (await topicRecordCount(context, topic)) - warmRecords;
     const deadlineMs = produced.lastAckedAtMs + settings.drainSeconds * 1000;
     const results = await tracker.until(deadlineMs);
     const endAtMs =
@@ -315,6 +328,7 @@ export async function runPaced(
         operations: counts.operations,
         duplicateSends: counts.duplicateIds,
         peakRssBytes: subject.child.usage()?.peakRssBytes ?? Number.NaN,
+        commandRecords,
       },
     );
     log(describe(figures));
