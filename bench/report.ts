@@ -2,7 +2,7 @@
 import { FERRY_DEFAULT_LINGER_MS } from './bench-context.ts';
 import type { CeilingFigures } from './client-ceilings.ts';
 import type { MicroResult } from './micro.ts';
-import type { ScenarioFigures } from './scenarios.ts';
+import type { ScenarioFigures } from './scenario-figures.ts';
 import { SUBJECT_LABELS } from './subjects.ts';
 
 export interface TargetCheck {

@@ -21,7 +21,8 @@ import { type CeilingFigures, measureClientCeilings } from './client-ceilings.ts
 import { LoadGenerator } from './load-generator.ts';
 import { runMicroBenchmarks } from './micro.ts';
 import { type BenchReport, checkTargets, formatReport } from './report.ts';
-import { runBacklog, runPaced, type ScenarioFigures } from './scenarios.ts';
+import type { ScenarioFigures } from './scenario-figures.ts';
+import { runBacklog, runPaced } from './scenarios.ts';
 import { peerBinary } from './subjects.ts';
 
 let broker: RunningBroker | undefined;
