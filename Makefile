@@ -6,7 +6,7 @@ SHELL := /bin/bash
 NPM ?= npm
 STAMP := node_modules/.ferry-installed
 
-.PHONY: help install jars tools run test typecheck lint unit chaos bench bench-quick proto contract \
+.PHONY: help install jars tools run test typecheck lint unit chaos bench bench-quick bench-peer proto contract \
 	emulator kafka-up kafka-down kafka-status kafka-clean clean
 
 help:
@@ -15,8 +15,8 @@ help:
 	@echo "make kafka-up     start the local broker on 127.0.0.1:9092 (no-op when running)"
 	@echo "make kafka-down   stop it"
 	@echo "make chaos        the full exactly-once chaos suite (kills, broker restart, faults, fuzzing)"
-	@echo "make bench        end-to-end benchmark vs a plain consumer (~3 min); report in .bench/"
-	@echo "make bench-quick  the same, 1 run and smaller loads (~1 min)"
+	@echo "make bench        ferry side by side with Redpanda Connect and a plain consumer (~6 min); report in .bench/"
+	@echo "make bench-quick  the same with smaller loads (~3 min)"
 	@echo "make proto        regenerate src/admin/gen from proto/ (buf, protoc-gen-es)"
 	@echo "make contract     regenerate schemas/ (JSON Schema, AsyncAPI) from the code and examples/"
 	@echo "make emulator     the gateway emulator alone (EMULATOR_API_KEY required)"
@@ -49,10 +49,15 @@ test: $(STAMP) tools jars typecheck lint
 chaos: $(STAMP) tools jars
 	$(NPM) run --silent chaos
 
-bench: $(STAMP) jars
+# The benchmark's peer, Redpanda Connect with only the components it uses, built from
+# the Go module proxy into .cache/bin once (tools/bench/redpanda-connect).
+bench-peer:
+	tools/bench/build-redpanda-connect.sh
+
+bench: $(STAMP) jars bench-peer
 	$(NPM) run --silent bench
 
-bench-quick: $(STAMP) jars
+bench-quick: $(STAMP) jars bench-peer
 	$(NPM) run --silent bench -- --quick
 
 # Regenerates src/admin/gen from proto/ (buf + protoc-gen-es); the output is checked in.

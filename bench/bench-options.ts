@@ -1,28 +1,35 @@
 /**
  * The benchmark's settings, from FERRY_BENCH_* variables and command-line flags
- * (`--quick`, `--profile`, `--runs=N`, `--commands=N`), flags winning.
+ * (`--quick`, `--profile`, `--backlog=N`, `--paced-seconds=N`, `--no-ceilings`), flags winning.
  */
+import { SUBJECTS, type SubjectName } from './subjects.ts';
 
 export interface BenchOptions {
   /** An existing broker to use; unset starts a temporary one. */
   readonly brokers: string | undefined;
-  /** Measured repetitions per scenario (medians are reported). */
-  readonly runs: number;
-  /** Commands per measured ferry run (burst). */
-  readonly commands: number;
-  /** Commands of the warm-up run, excluded from the figures. */
-  readonly warmupCommands: number;
+  /** The systems compared, in the order they run (ferry, peer, baseline). */
+  readonly subjects: readonly SubjectName[];
   /** Gateway latencies of the scenarios, ms. */
   readonly latenciesMs: readonly number[];
   readonly partitions: number;
-  /** Time window of one baseline run, seconds: its throughput is what it did within it. */
+  /** Commands produced before the subject starts in the backlog scenario. */
+  readonly backlogCommands: number;
+  /** Produce rates of the paced scenarios, commands per second. */
+  readonly pacedRates: readonly number[];
+  /** Measured duration of a paced run, seconds. */
+  readonly pacedSeconds: number;
+  /** Paced warm-up before the measured run, seconds. */
+  readonly warmupSeconds: number;
+  /** How long a paced run's results may take after its last produce, seconds. */
+  readonly drainSeconds: number;
+  /** The baseline's backlog window, seconds from its first result. */
   readonly baselineWindowSeconds: number;
-  /** Duration of the paced half-of-max-rate run, seconds. */
-  readonly halfRateSeconds: number;
-  /** Upper bound of one ferry run, seconds. */
+  /** Upper bound of one backlog drain, seconds. */
   readonly runTimeoutSeconds: number;
   /** Runs ferry with --cpu-prof into .bench/profiles. */
   readonly cpuProfile: boolean;
+  /** Also measure kafkajs and Kafka's own perf tools alone (bench/client-ceilings.ts). */
+  readonly clientCeilings: boolean;
   /** Timed rounds of each micro-benchmark. */
   readonly microRounds: number;
   readonly quick: boolean;
@@ -44,6 +51,15 @@ function positiveInteger(name: string, raw: string | undefined, fallback: number
   return value;
 }
 
+/** A comma-separated list of integers >= `min`. @throws Error naming the variable otherwise. */
+function integerList(name: string, raw: string, min: number): number[] {
+  const values = raw.split(',').map((s) => Number(s.trim()));
+  if (values.length === 0 || values.some((v) => !Number.isSafeInteger(v) || v < min)) {
+    throw new Error(`${name} must list integers >= ${min}, got "${raw}"`);
+  }
+  return values;
+}
+
 function truthy(raw: string | undefined): boolean {
   return raw !== undefined && /^(1|true|yes|on)$/i.test(raw.trim());
 }
@@ -56,41 +72,44 @@ export function readBenchOptions(
   argv: readonly string[],
 ): BenchOptions {
   const quick = truthy(flag(argv, 'quick') ?? env.FERRY_BENCH_QUICK);
-  const latencies = (env.FERRY_BENCH_LATENCIES_MS ?? '0,50')
-    .split(',')
-    .map((s) => Number(s.trim()));
-  if (latencies.some((l) => !Number.isSafeInteger(l) || l < 0)) {
+  const latencies = integerList(
+    'FERRY_BENCH_LATENCIES_MS',
+    env.FERRY_BENCH_LATENCIES_MS ?? '0,50',
+    0,
+  );
+  const pacedRates = integerList(
+    'FERRY_BENCH_PACED_RATES',
+    env.FERRY_BENCH_PACED_RATES ?? '200,5000',
+    1,
+  );
+  const subjects = (env.FERRY_BENCH_SUBJECTS ?? SUBJECTS.join(',')).split(',').map((s) => s.trim());
+  const unknown = subjects.filter((s) => !(SUBJECTS as readonly string[]).includes(s));
+  if (unknown.length > 0 || subjects.length === 0) {
     throw new Error(
-      `FERRY_BENCH_LATENCIES_MS must list integers >= 0, got "${env.FERRY_BENCH_LATENCIES_MS}"`,
+      `FERRY_BENCH_SUBJECTS must list some of ${SUBJECTS.join(', ')}, got "${env.FERRY_BENCH_SUBJECTS}"`,
     );
   }
   return {
     brokers: env.FERRY_BENCH_KAFKA_BROKERS?.trim() || undefined,
-    runs: positiveInteger(
-      'FERRY_BENCH_RUNS',
-      flag(argv, 'runs') ?? env.FERRY_BENCH_RUNS,
-      quick ? 1 : 3,
-    ),
-    commands: positiveInteger(
-      'FERRY_BENCH_COMMANDS',
-      flag(argv, 'commands') ?? env.FERRY_BENCH_COMMANDS,
-      quick ? 20_000 : 60_000,
-    ),
-    warmupCommands: positiveInteger(
-      'FERRY_BENCH_WARMUP_COMMANDS',
-      env.FERRY_BENCH_WARMUP_COMMANDS,
-      quick ? 5_000 : 20_000,
-    ),
+    subjects: SUBJECTS.filter((s) => subjects.includes(s)),
     latenciesMs: latencies,
     partitions: positiveInteger('FERRY_BENCH_PARTITIONS', env.FERRY_BENCH_PARTITIONS, 6),
+    backlogCommands: positiveInteger(
+      'FERRY_BENCH_BACKLOG_COMMANDS',
+      flag(argv, 'backlog') ?? env.FERRY_BENCH_BACKLOG_COMMANDS,
+      quick ? 30_000 : 100_000,
+    ),
+    pacedRates,
+    pacedSeconds: positiveInteger(
+      'FERRY_BENCH_PACED_S',
+      flag(argv, 'paced-seconds') ?? env.FERRY_BENCH_PACED_S,
+      quick ? 5 : 12,
+    ),
+    warmupSeconds: positiveInteger('FERRY_BENCH_WARMUP_S', env.FERRY_BENCH_WARMUP_S, quick ? 2 : 3),
+    drainSeconds: positiveInteger('FERRY_BENCH_DRAIN_S', env.FERRY_BENCH_DRAIN_S, 8),
     baselineWindowSeconds: positiveInteger(
       'FERRY_BENCH_BASELINE_WINDOW_S',
       env.FERRY_BENCH_BASELINE_WINDOW_S,
-      quick ? 5 : 10,
-    ),
-    halfRateSeconds: positiveInteger(
-      'FERRY_BENCH_HALF_RATE_S',
-      env.FERRY_BENCH_HALF_RATE_S,
       quick ? 5 : 10,
     ),
     runTimeoutSeconds: positiveInteger(
@@ -99,6 +118,7 @@ export function readBenchOptions(
       120,
     ),
     cpuProfile: truthy(flag(argv, 'profile') ?? env.FERRY_BENCH_CPU_PROF),
+    clientCeilings: !truthy(flag(argv, 'no-ceilings') ?? env.FERRY_BENCH_NO_CEILINGS),
     microRounds: quick ? 3 : 7,
     quick,
   };

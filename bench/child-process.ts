@@ -1,5 +1,6 @@
 /**
- * The benchmark's child processes (emulator, ferry, baseline): spawned with Node 24,
+ * The benchmark's child processes (emulator, ferry, baseline, the peer): spawned with Node 24
+ * (or the given executable),
  * output to a log file (so the parent spends no CPU on it), measured through procfs,
  * stopped with SIGTERM then SIGKILL.
  */
@@ -11,7 +12,9 @@ import { type ProcessUsage, readProcessUsage } from './proc-stats.ts';
 
 export interface BenchChildOptions {
   readonly name: string;
-  /** Node flags and the script, e.g. ['--cpu-prof', 'src/main.ts']. */
+  /** The executable; Node (the one running the bench) when unset. */
+  readonly command?: string;
+  /** Node flags and the script, e.g. ['--cpu-prof', 'src/main.ts'], or the command's arguments. */
   readonly args: readonly string[];
   readonly env: Readonly<Record<string, string>>;
   /** Where stdout and stderr go. */
@@ -31,7 +34,7 @@ export class BenchChild {
     this.name = options.name;
     this.logFile = options.logFile;
     const out = openSync(options.logFile, 'a');
-    this.#child = spawn(process.execPath, [...options.args], {
+    this.#child = spawn(options.command ?? process.execPath, [...options.args], {
       cwd: options.cwd,
       env: { PATH: process.env.PATH ?? '', ...options.env },
       stdio: ['ignore', out, out],

@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, startBroker } from '../tools/kafka/broker.ts';
+import { BENCH_API_KEY } from './bench-context.ts';
 import { answers200, BenchChild } from './child-process.ts';
-import { BENCH_API_KEY } from './scenarios.ts';
 
 const MIB = 1024 * 1024;
 const root = resolve(import.meta.dirname, '..');

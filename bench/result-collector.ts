@@ -20,8 +20,12 @@ export interface RunResults {
   readonly completed: number;
   /** Results with `"success":true`. */
   readonly succeeded: number;
+  /** Wall-clock time the first matched result was read, ms since the epoch (NaN if none). */
+  readonly firstResultSeenAtMs: number;
   /** Wall-clock time the last matched result was read, ms since the epoch (NaN if none). */
   readonly lastResultSeenAtMs: number;
+  /** Second and later results for a command of the run. */
+  readonly duplicates: number;
   readonly latency: LatencySummary;
   /** Produce until the collector read the result at read_committed (includes the commit and the fetch). */
   readonly visibleLatency: LatencySummary;
@@ -33,8 +37,13 @@ export class RunTracker {
   readonly latenciesMs: number[] = [];
   readonly visibleLatenciesMs: number[] = [];
   succeeded = 0;
+  /** Wall-clock time the first matched result was read, ms since the epoch (NaN if none). */
+  firstResultSeenAtMs = Number.NaN;
   lastResultSeenAtMs = Number.NaN;
+  /** Results for a key of this run that already had one (a bridge that answered twice). */
+  duplicates = 0;
   readonly #producedAtMs = new Map<string, number>();
+  readonly #answered = new Set<string>();
   readonly #whenDone: Promise<void>;
   #resolveDone: () => void = () => undefined;
 
@@ -59,7 +68,12 @@ export class RunTracker {
   /** True when the key belongs to this run and had no result yet; then the result is counted. */
   take(key: string, resultTimestampMs: number, seenAtMs: number, success: boolean): boolean {
     const producedAtMs = this.#producedAtMs.get(key);
-    if (producedAtMs === undefined) return false;
+    if (producedAtMs === undefined) {
+      if (this.#answered.has(key)) this.duplicates += 1;
+      return false;
+    }
+    this.#answered.add(key);
+    if (Number.isNaN(this.firstResultSeenAtMs)) this.firstResultSeenAtMs = seenAtMs;
     this.#producedAtMs.delete(key);
     this.latenciesMs.push(resultTimestampMs - producedAtMs);
     this.visibleLatenciesMs.push(seenAtMs - producedAtMs);
@@ -81,7 +95,9 @@ export class RunTracker {
       expected: this.expected,
       completed: this.latenciesMs.length,
       succeeded: this.succeeded,
+      firstResultSeenAtMs: this.firstResultSeenAtMs,
       lastResultSeenAtMs: this.lastResultSeenAtMs,
+      duplicates: this.duplicates,
       latency: summariseLatencies([...this.latenciesMs]),
       visibleLatency: summariseLatencies([...this.visibleLatenciesMs]),
     };

@@ -1,10 +1,11 @@
 /**
  * `make bench`: end-to-end throughput, latency and memory of ferry, side by side
- * with a plain consumer (docs/benchmarks.md), plus micro-benchmarks of the hot path.
+ * with an established bridge (Redpanda Connect, bench/peer/) and a plain kafkajs
+ * consumer (docs/benchmarks.md), plus micro-benchmarks of the hot path.
  *
  * Starts its own Kafka broker (free ports, temporary folder, 1 GiB heap, removed
- * at the end) unless FERRY_BENCH_KAFKA_BROKERS names one; runs the emulator,
- * ferry and the baseline as separate child processes; prints a table and writes
+ * at the end) unless FERRY_BENCH_KAFKA_BROKERS names one; runs the emulator and
+ * each system under test as separate child processes; prints a table and writes
  * `.bench/<date>-<commit>.json`. Options: see bench-options.ts and docs/benchmarks.md.
  */
 import { execFileSync } from 'node:child_process';
@@ -14,18 +15,16 @@ import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, type RunningBroker, startBroker } from '../tools/kafka/broker.ts';
+import { type BenchContext, connectAdmin, EmulatorChild } from './bench-context.ts';
 import { readBenchOptions } from './bench-options.ts';
+import { type CeilingFigures, measureClientCeilings } from './client-ceilings.ts';
 import { LoadGenerator } from './load-generator.ts';
 import { runMicroBenchmarks } from './micro.ts';
 import { formatReceipts, receiptsSettings, runReceiptsBench } from './receipts.ts';
-import { type BenchReport, checkTargets, formatReport, type ScenarioReport } from './report.ts';
-import {
-  type BenchContext,
-  connectAdmin,
-  EmulatorChild,
-  runBaselineScenario,
-  runFerryScenario,
-} from './scenarios.ts';
+import { type BenchReport, checkTargets, formatReport } from './report.ts';
+import type { ScenarioFigures } from './scenario-figures.ts';
+import { runBacklog, runPaced } from './scenarios.ts';
+import { peerBinary } from './subjects.ts';
 
 let broker: RunningBroker | undefined;
 let brokerDir: string | undefined;
@@ -44,6 +43,16 @@ function gitCommit(): string {
   }
 }
 
+/** Builds the peer when missing or stale (tools/bench/build-redpanda-connect.sh) and returns its version. */
+function ensurePeer(): string {
+  execFileSync(join(root, 'tools', 'bench', 'build-redpanda-connect.sh'), [], {
+    cwd: root,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const out = execFileSync(peerBinary(root), ['--version'], { encoding: 'utf8' });
+  return /^Version:\s*(\S+)/m.exec(out)?.[1] ?? 'unknown';
+}
+
 async function main(): Promise<void> {
   const startedAt = Date.now();
   const options = readBenchOptions(process.env, process.argv.slice(2));
@@ -56,6 +65,7 @@ async function main(): Promise<void> {
   mkdirSync(logsDir, { recursive: true });
   if (options.cpuProfile) mkdirSync(profilesDir, { recursive: true });
 
+  const peerVersion = options.subjects.includes('peer') ? ensurePeer() : 'not run';
   log(`# micro-benchmarks (${options.microRounds} rounds each)`);
   const micro = runMicroBenchmarks({ rounds: options.microRounds });
 
@@ -89,25 +99,30 @@ async function main(): Promise<void> {
       createdTopics: [],
       nextId: 1,
     };
-    const scenarios: ScenarioReport[] = [];
+    const scenarios: ScenarioFigures[] = [];
     for (const latencyMs of options.latenciesMs) {
       const settings = { ...options, latencyMs };
       log(
-        `# scenario: gateway latency ${latencyMs} ms, ${options.partitions} partitions, ${options.runs} runs`,
+        `# gateway latency ${latencyMs} ms, ${options.partitions} partitions: ${options.subjects.join(', ')}`,
       );
       const emulator = await EmulatorChild.start(context, latencyMs);
       try {
-        const ferry = await runFerryScenario(context, emulator, settings, log);
-        const baseline = await runBaselineScenario(context, emulator, settings, log);
-        scenarios.push({
-          latencyMs,
-          ferry,
-          baseline,
-          ratio: ferry.median.commandsPerSecond / baseline.median.commandsPerSecond,
-        });
+        for (const subject of options.subjects) {
+          scenarios.push(await runBacklog(context, emulator, settings, subject, log));
+        }
+        for (const rate of options.pacedRates) {
+          for (const subject of options.subjects) {
+            scenarios.push(await runPaced(context, emulator, settings, subject, rate, log));
+          }
+        }
       } finally {
         await emulator.child.stop(10_000);
       }
+    }
+    let ceilings: CeilingFigures | undefined;
+    if (options.clientCeilings) {
+      log('# client ceilings');
+      ceilings = await measureClientCeilings(context, options.quick, log);
     }
     log('# receipts: status callbacks posted to ferry by 64 concurrent senders');
     const receipts = await runReceiptsBench(context, receiptsSettings(options.cpuProfile), log);
@@ -119,11 +134,13 @@ async function main(): Promise<void> {
         cpus: cpus().length,
         cpuModel: cpus()[0]?.model ?? 'unknown',
         quick: options.quick,
+        peerVersion,
         options: { ...options },
       },
       micro,
       scenarios,
       targets: checkTargets(scenarios),
+      ...(ceilings ? { ceilings } : {}),
       durationSeconds: (Date.now() - startedAt) / 1000,
       receipts,
     };
@@ -150,12 +167,12 @@ async function main(): Promise<void> {
   }
 }
 
-// Bounded as a whole: a stuck run must not hold the machine (the budget is 10 minutes).
+// Bounded as a whole: a stuck run must not hold the machine (the budget is 15 minutes).
 const overall = setTimeout(() => {
-  process.stderr.write('bench: exceeded 15 minutes; giving up\n');
+  process.stderr.write('bench: exceeded 20 minutes; giving up\n');
   const stopping = broker ? broker.stop(5_000) : Promise.resolve();
   void stopping.finally(() => process.exit(2));
-}, 15 * 60_000);
+}, 20 * 60_000);
 overall.unref();
 
 try {

@@ -1,392 +1,235 @@
 /**
- * The scenarios of `make bench` at one gateway latency: ferry at full speed
- * (warm-up, then repeated bursts), ferry paced at half its maximum rate, and the
- * baseline consumer in bounded time windows. Every process under test is a child
- * process so its CPU and memory are its own.
+ * The side-by-side scenarios of `make bench`, each run for one subject (ferry, the
+ * peer, the baseline) in a process and on topics of its own, so the CPU and the peak
+ * memory measured are that scenario's alone:
+ *
+ * - backlog: the commands are produced first, then the subject is started; timed from
+ *   the first result read to the last (the subject's start-up left out), and from the
+ *   start to the last for reference;
+ * - paced: the subject is started and warmed up, then commands are produced smoothly
+ *   at a fixed rate for a bounded time; latency is from the command record's
+ *   timestamp until the bench read the result at read_committed.
+ *
+ * The baseline does one request per command, so it is bounded by a time window in the
+ * backlog and left behind by the faster paced rates: its runs say so (`complete`).
  */
 import { join } from 'node:path';
-import { type Admin, Kafka, logLevel } from 'kafkajs';
-import { freePort } from '../tools/kafka/broker.ts';
-import { answers200, BenchChild } from './child-process.ts';
-import { BENCH_RCS_SENDER, BENCH_SENDER, type BenchCommand, benchCommands } from './command-mix.ts';
-import type { LoadGenerator } from './load-generator.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  type GatewayCounts,
-  type GatewayProbe,
-  measuredRun,
-  type RunFigures,
-} from './measured-run.ts';
-import { ResultCollector } from './result-collector.ts';
-import { median } from './stats.ts';
-
-export const BENCH_API_KEY = 'bench-api-key-0123456789';
-/** ferry's default linger (FERRY_BATCH_LINGER_MS), used for the latency target. */
-export const FERRY_DEFAULT_LINGER_MS = 10;
-
-/** What every scenario shares. */
-export interface BenchContext {
-  readonly root: string;
-  readonly logsDir: string;
-  readonly profilesDir: string;
-  readonly brokers: string;
-  readonly admin: Admin;
-  readonly generator: LoadGenerator;
-  readonly runId: string;
-  /** Topics created, to delete at the end when the broker outlives the run. */
-  readonly createdTopics: string[];
-  /** Next unique command id. */
-  nextId: number;
-}
-
-/** Unique ids for the next `count` commands. */
-function takeCommands(context: BenchContext, count: number): BenchCommand[] {
-  const commands = benchCommands(context.nextId, count);
-  context.nextId += count;
-  return commands;
-}
-
-async function createTopics(context: BenchContext, names: readonly string[], partitions: number) {
-  await context.admin.createTopics({
-    waitForLeaders: true,
-    topics: names.map((topic) => ({ topic, numPartitions: partitions, replicationFactor: 1 })),
-  });
-  context.createdTopics.push(...names);
-}
-
-/** Creates a run's topics and starts reading its results topic. */
-async function startRun(
-  context: BenchContext,
-  base: string,
-  topics: { readonly results: string } & Record<string, string>,
-  partitions: number,
-): Promise<ResultCollector> {
-  await createTopics(context, Object.values(topics), partitions);
-  const collector = new ResultCollector({
-    brokers: [context.brokers],
-    topic: topics.results,
-    groupId: `${base}.collector`,
-  });
-  await collector.start();
-  return collector;
-}
-
-/** The emulator as a child process, with its control route as the run's gateway probe. */
-export class EmulatorChild implements GatewayProbe {
-  readonly child: BenchChild;
-  readonly url: string;
-
-  private constructor(child: BenchChild, url: string) {
-    this.child = child;
-    this.url = url;
-  }
-
-  /** Starts `src/emulator/main.ts` on a free loopback port with the given latency. */
-  static async start(context: BenchContext, latencyMs: number): Promise<EmulatorChild> {
-    const port = await freePort();
-    const child = new BenchChild({
-      name: 'emulator',
-      cwd: context.root,
-      args: ['src/emulator/main.ts'],
-      logFile: join(context.logsDir, `emulator-${latencyMs}ms.log`),
-      env: {
-        EMULATOR_API_KEY: BENCH_API_KEY,
-        EMULATOR_HOST: '127.0.0.1',
-        EMULATOR_PORT: String(port),
-        EMULATOR_SENDERS: `${BENCH_SENDER},${BENCH_RCS_SENDER}`,
-        EMULATOR_SEED: '7',
-        EMULATOR_LATENCY_MS: String(latencyMs),
-      },
-    });
-    const url = `http://127.0.0.1:${port}`;
-    await child.waitUntil('an answer', () => answers200(`${url}/__emulator/knobs`), 30_000);
-    return new EmulatorChild(child, url);
-  }
-
-  async reset(): Promise<void> {
-    const response = await fetch(`${this.url}/__emulator/reset`, { method: 'POST' });
-    await response.body?.cancel();
-  }
-
-  async counts(): Promise<GatewayCounts> {
-    const response = await fetch(`${this.url}/__emulator/stats?sendsById=0`);
-    const stats = (await response.json()) as {
-      envelopes: { sync: number; async: number };
-      operations: number;
-    };
-    return {
-      envelopes: stats.envelopes.sync + stats.envelopes.async,
-      operations: stats.operations,
-    };
-  }
-}
-
-/** Medians of the figures of repeated runs. */
-export interface MedianFigures {
-  readonly commandsPerSecond: number;
-  readonly p50Ms: number;
-  readonly p95Ms: number;
-  readonly p99Ms: number;
-  readonly maxMs: number;
-  /** p99 of produce until the committed result was read. */
-  readonly p99VisibleMs: number;
-  readonly cpuMsPerThousandCommands: number;
-  readonly operationsPerEnvelope: number;
-}
-
-export function medians(runs: readonly RunFigures[]): MedianFigures {
-  const m = (pick: (r: RunFigures) => number) => median(runs.map(pick));
-  return {
-    commandsPerSecond: m((r) => r.commandsPerSecond),
-    p50Ms: m((r) => r.latency.p50Ms),
-    p95Ms: m((r) => r.latency.p95Ms),
-    p99Ms: m((r) => r.latency.p99Ms),
-    maxMs: m((r) => r.latency.maxMs),
-    p99VisibleMs: m((r) => r.visibleLatency.p99Ms),
-    cpuMsPerThousandCommands: m((r) => r.cpuMsPerThousandCommands),
-    operationsPerEnvelope: m((r) => r.operationsPerEnvelope),
-  };
-}
-
-export interface FerryScenario {
-  readonly warmup: RunFigures;
-  readonly runs: readonly RunFigures[];
-  readonly median: MedianFigures;
-  readonly halfRate: {
-    readonly targetRatePerSecond: number;
-    readonly run: RunFigures;
-    /** The p99 target: linger + gateway latency + 100 ms. */
-    readonly p99TargetMs: number;
-  };
-  /** VmHWM of the ferry process at the end of the scenario, bytes. */
-  readonly peakRssBytes: number;
-}
+  BENCH_API_KEY,
+  type BenchContext,
+  createTopics,
+  type EmulatorChild,
+  startCollector,
+  takeCommands,
+  topicRecordCount,
+} from './bench-context.ts';
+import type { BenchCommand } from './command-mix.ts';
+import type { ResultCollector, RunTracker } from './result-collector.ts';
+import { describe, type ScenarioFigures, summarise } from './scenario-figures.ts';
+import { type StartedSubject, type SubjectName, startSubject, subjectTopics } from './subjects.ts';
 
 export interface ScenarioSettings {
   readonly latencyMs: number;
-  readonly runs: number;
-  readonly commands: number;
-  readonly warmupCommands: number;
   readonly partitions: number;
-  readonly halfRateSeconds: number;
+  /** Commands produced before the subject starts. */
+  readonly backlogCommands: number;
+  /** Upper bound of a backlog drain (ferry, the peer), seconds. */
   readonly runTimeoutSeconds: number;
+  /** The baseline's backlog window, seconds from its first result. */
   readonly baselineWindowSeconds: number;
+  /** Measured duration of a paced run, seconds. */
+  readonly pacedSeconds: number;
+  /** Paced warm-up before the measured run (ferry, the peer), seconds. */
+  readonly warmupSeconds: number;
+  /** After a paced run's last produce, how long its results may take, seconds. */
+  readonly drainSeconds: number;
   readonly cpuProfile: boolean;
 }
 
 type Log = (line: string) => void;
 
-function describe(label: string, run: RunFigures): string {
-  return `${label}: ${run.completed}/${run.commands} in ${run.elapsedSeconds.toFixed(2)} s = ${Math.round(
-    run.commandsPerSecond,
-  )} cmd/s, p99 ${run.latency.p99Ms} ms, ${run.operationsPerEnvelope.toFixed(1)} ops/envelope, cpu ${run.cpuSeconds.toFixed(2)} s`;
-}
-
-/** ferry with its defaults: warm-up, `runs` bursts, then a paced run at half the median rate. */
-export async function runFerryScenario(
+/** Topics, a result reader and (from `spawnWhen`) the subject; everything stopped at the end. */
+async function withSubject<T>(
   context: BenchContext,
   emulator: EmulatorChild,
   settings: ScenarioSettings,
-  log: Log,
-): Promise<FerryScenario> {
-  const base = `bench.${context.runId}.ferry.${settings.latencyMs}ms`;
-  const topics = {
-    commands: `${base}.commands`,
-    results: `${base}.results`,
-    status: `${base}.status`,
-    dlq: `${base}.dlq`,
+  name: SubjectName,
+  label: string,
+  body: (
+    start: () => Promise<StartedSubject>,
+    collector: ResultCollector,
+    topic: string,
+  ) => Promise<T>,
+): Promise<T> {
+  const base = `bench.${context.runId}.${name}.${settings.latencyMs}ms.${label}`;
+  const topics = subjectTopics(base);
+  await createTopics(
+    context,
+    name === 'ferry'
+      ? [topics.commands, topics.results, topics.status, topics.dlq]
+      : [topics.commands, topics.results],
+    settings.partitions,
+  );
+  const collector = await startCollector(context, topics.results, `${base}.collector`);
+  let subject: StartedSubject | undefined;
+  const start = async (): Promise<StartedSubject> => {
+    subject = await startSubject(name, {
+      root: context.root,
+      logFile: join(context.logsDir, `${name}-${settings.latencyMs}ms-${label}.log`),
+      brokers: context.brokers,
+      group: `${base}.group`,
+      topics,
+      gatewayUrl: emulator.url,
+      apiKey: BENCH_API_KEY,
+      partitions: settings.partitions,
+      ferryNodeFlags: settings.cpuProfile
+        ? ['--cpu-prof', `--cpu-prof-dir=${context.profilesDir}`]
+        : [],
+    });
+    return subject;
   };
-  const collector = await startRun(context, base, topics, settings.partitions);
-  const httpPort = await freePort();
-  const ferry = new BenchChild({
-    name: 'ferry',
-    cwd: context.root,
-    args: [
-      '--disable-warning=TimeoutNegativeWarning',
-      ...(settings.cpuProfile ? ['--cpu-prof', `--cpu-prof-dir=${context.profilesDir}`] : []),
-      // As `npm start` and the container run it (a smaller young generation: less RSS).
-      '--max-semi-space-size=8',
-      'src/main.ts',
-    ],
-    logFile: join(context.logsDir, `ferry-${settings.latencyMs}ms.log`),
-    // Only what ferry needs to find its broker, topics, gateway and ports: every tuning knob at its default.
-    env: {
-      FERRY_KAFKA_BROKERS: context.brokers,
-      FERRY_KAFKA_GROUP: `${base}.group`,
-      FERRY_TOPIC_COMMANDS: topics.commands,
-      FERRY_TOPIC_RESULTS: topics.results,
-      FERRY_TOPIC_STATUS: topics.status,
-      FERRY_TOPIC_DLQ: topics.dlq,
-      // A fleet of its own: a pause left in the default control topic must not hold a run.
-      FERRY_TOPIC_CONTROL: `${base}.control`,
-      FERRY_API_KEY: BENCH_API_KEY,
-      FERRY_SYNC_BASE_URL: emulator.url,
-      FERRY_HTTP_HOST: '127.0.0.1',
-      FERRY_HTTP_PORT: String(httpPort),
-      FERRY_GRPC_HOST: '127.0.0.1',
-      FERRY_GRPC_PORT: String(await freePort()),
-      FERRY_ADMIN_LOOPBACK_ONLY: 'true',
-      // For experiments with V8 flags (heap caps and the like) on ferry alone.
-      ...(process.env.FERRY_BENCH_NODE_OPTIONS
-        ? { NODE_OPTIONS: process.env.FERRY_BENCH_NODE_OPTIONS }
-        : {}),
-    },
-  });
   try {
-    await ferry.waitUntil(
-      'readiness',
-      () => answers200(`http://127.0.0.1:${httpPort}/readyz`),
-      60_000,
-    );
-    const setup = {
-      generator: context.generator,
-      collector,
-      subject: ferry,
-      gateway: emulator,
-      topic: topics.commands,
-    };
-    const timeoutMs = settings.runTimeoutSeconds * 1000;
-    const warmup = await measuredRun(
-      setup,
-      takeCommands(context, settings.warmupCommands),
-      { kind: 'burst' },
-      timeoutMs,
-    );
-    log(describe('  ferry warm-up (excluded)', warmup));
-    const runs: RunFigures[] = [];
-    for (let i = 1; i <= settings.runs; i++) {
-      const run = await measuredRun(
-        setup,
-        takeCommands(context, settings.commands),
-        { kind: 'burst' },
-        timeoutMs,
-      );
-      runs.push(run);
-      log(describe(`  ferry run ${i}`, run));
-    }
-    const summary = medians(runs);
-    const targetRatePerSecond = Math.max(1, Math.round(summary.commandsPerSecond / 2));
-    const halfCount = Math.max(1, Math.round(targetRatePerSecond * settings.halfRateSeconds));
-    const halfRun = await measuredRun(
-      setup,
-      takeCommands(context, halfCount),
-      { kind: 'paced', ratePerSecond: targetRatePerSecond },
-      timeoutMs + settings.halfRateSeconds * 1000,
-    );
-    log(describe(`  ferry paced at ${targetRatePerSecond}/s`, halfRun));
-    const peakRssBytes = ferry.usage()?.peakRssBytes ?? Number.NaN;
-    return {
-      warmup,
-      runs,
-      median: summary,
-      halfRate: {
-        targetRatePerSecond,
-        run: halfRun,
-        p99TargetMs: FERRY_DEFAULT_LINGER_MS + settings.latencyMs + 100,
-      },
-      peakRssBytes,
-    };
+    return await body(start, collector, topics.commands);
   } finally {
-    await ferry.stop(30_000);
+    await subject?.child.stop(30_000);
     await collector.stop();
   }
 }
 
-export interface BaselineScenario {
-  readonly runs: readonly RunFigures[];
-  readonly median: MedianFigures;
-  readonly commandsPerRun: number;
-  readonly windowSeconds: number;
-  readonly peakRssBytes: number;
+const cpuOf = (subject: StartedSubject): number => subject.child.usage()?.cpuSeconds ?? Number.NaN;
+
+/** Waits until the run's first result is read. @throws when the subject exits or `timeoutMs` passes. */
+async function firstResult(tracker: RunTracker, subject: StartedSubject, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  while (Number.isNaN(tracker.firstResultSeenAtMs)) {
+    if (!subject.child.alive)
+      throw new Error(`${subject.child.name} exited:\n${subject.child.tail()}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `${subject.child.name}: no result within ${timeoutMs} ms:\n${subject.child.tail()}`,
+      );
+    await sleep(10);
+  }
+  return tracker.firstResultSeenAtMs;
 }
 
-/**
- * Commands for one baseline run: enough to keep it busy through the window
- * (one message in flight per partition, each at least a gateway round trip and a
- * produce), with a margin, and never more than a ferry run.
- */
-export function baselineCommandCount(settings: ScenarioSettings): number {
-  const perPartitionPerSecond = 1000 / Math.max(4, settings.latencyMs + 2);
-  const estimate = Math.ceil(
-    1.5 * settings.partitions * settings.baselineWindowSeconds * perPartitionPerSecond,
-  );
-  return Math.min(settings.commands, estimate);
-}
-
-/** The baseline: per run a fresh process and topics, a small warm-up, then one bounded window. */
-export async function runBaselineScenario(
+/** `backlogCommands` produced, then the subject started and timed until the results are read. */
+export async function runBacklog(
   context: BenchContext,
   emulator: EmulatorChild,
   settings: ScenarioSettings,
+  name: SubjectName,
   log: Log,
-): Promise<BaselineScenario> {
-  const commandsPerRun = baselineCommandCount(settings);
-  const runs: RunFigures[] = [];
-  let peakRssBytes = 0;
-  for (let i = 1; i <= settings.runs; i++) {
-    const base = `bench.${context.runId}.baseline.${settings.latencyMs}ms.${i}`;
-    const topics = { commands: `${base}.commands`, results: `${base}.results` };
-    const collector = await startRun(context, base, topics, settings.partitions);
-    const baseline = new BenchChild({
-      name: 'baseline',
-      cwd: context.root,
-      args: ['--disable-warning=TimeoutNegativeWarning', 'bench/baseline-consumer.ts'],
-      logFile: join(context.logsDir, `baseline-${settings.latencyMs}ms-${i}.log`),
-      env: {
-        BASELINE_BROKERS: context.brokers,
-        BASELINE_GROUP: `${base}.group`,
-        BASELINE_TOPIC_COMMANDS: topics.commands,
-        BASELINE_TOPIC_RESULTS: topics.results,
-        BASELINE_GATEWAY_URL: emulator.url,
-        BASELINE_API_KEY: BENCH_API_KEY,
-        BASELINE_PARTITIONS: String(settings.partitions),
-      },
-    });
-    try {
-      await baseline.waitForLog('baseline ready', 60_000);
-      const setup = {
-        generator: context.generator,
-        collector,
-        subject: baseline,
-        gateway: emulator,
-        topic: topics.commands,
-      };
-      const warmup = await measuredRun(
-        setup,
-        takeCommands(context, 6 * settings.partitions),
-        { kind: 'burst' },
-        30_000,
+): Promise<ScenarioFigures> {
+  return withSubject(
+    context,
+    emulator,
+    settings,
+    name,
+    'backlog',
+    async (start, collector, topic) => {
+      const commands = takeCommands(context, settings.backlogCommands);
+      await emulator.reset();
+      const tracker = collector.track(commands);
+      const produced = await context.generator.burst(topic, commands, (c, at) =>
+        tracker.sent(c, at),
       );
-      log(describe(`  baseline warm-up ${i} (excluded)`, warmup));
-      const run = await measuredRun(
-        setup,
-        takeCommands(context, commandsPerRun),
-        { kind: 'burst' },
-        settings.baselineWindowSeconds * 1000,
+      const commandRecords = await topicRecordCount(context, topic);
+      const startedAtMs = Date.now();
+      const subject = await start();
+      const firstAtMs = await firstResult(tracker, subject, 90_000);
+      const cpuAtFirst = cpuOf(subject);
+      const windowed = name === 'baseline';
+      const deadlineMs = windowed
+        ? firstAtMs + settings.baselineWindowSeconds * 1000
+        : startedAtMs + settings.runTimeoutSeconds * 1000;
+      const results = await tracker.until(deadlineMs);
+      const endAtMs =
+        results.completed === results.expected ? results.lastResultSeenAtMs : deadlineMs;
+      const cpuAtEnd = cpuOf(subject);
+      const counts = await emulator.counts();
+      await subject.child.stop(30_000);
+      const figures = summarise(
+        { subject: name, kind: 'backlog', latencyMs: settings.latencyMs },
+        results,
+        produced,
+        {
+          seconds: (endAtMs - firstAtMs) / 1000,
+          fromStartSeconds: (endAtMs - startedAtMs) / 1000,
+          cpuSeconds: cpuAtEnd - cpuAtFirst,
+          envelopes: counts.envelopes,
+          operations: counts.operations,
+          duplicateSends: counts.duplicateIds,
+          peakRssBytes: subject.child.usage()?.peakRssBytes ?? Number.NaN,
+          commandRecords,
+        },
       );
-      runs.push(run);
-      log(describe(`  baseline run ${i}${run.complete ? '' : ' (window ended)'}`, run));
-      peakRssBytes = Math.max(peakRssBytes, baseline.usage()?.peakRssBytes ?? 0);
-    } finally {
-      await baseline.stop(5_000);
-      await collector.stop();
-    }
-  }
-  return {
-    runs,
-    median: medians(runs),
-    commandsPerRun,
-    windowSeconds: settings.baselineWindowSeconds,
-    peakRssBytes,
-  };
+      log(describe(figures));
+      return figures;
+    },
+  );
 }
 
-/** A kafkajs admin client for creating and deleting the benchmark's topics. */
-export async function connectAdmin(brokers: string): Promise<Admin> {
-  const admin = new Kafka({
-    clientId: 'ferry-bench-admin',
-    brokers: [brokers],
-    logLevel: logLevel.NOTHING,
-  }).admin();
-  await admin.connect();
-  return admin;
+/** The subject started and warmed up, then fed `ratePerSecond` for `pacedSeconds`. */
+export async function runPaced(
+  context: BenchContext,
+  emulator: EmulatorChild,
+  settings: ScenarioSettings,
+  name: SubjectName,
+  ratePerSecond: number,
+  log: Log,
+): Promise<ScenarioFigures> {
+  const label = `paced${ratePerSecond}`;
+  return withSubject(context, emulator, settings, name, label, async (start, collector, topic) => {
+    const subject = await start();
+    await subject.ready(90_000);
+    const { generator } = context;
+    // The baseline gets a token warm-up: at these rates a longer one would leave it a backlog.
+    const warmup: BenchCommand[] =
+      name === 'baseline'
+        ? takeCommands(context, 6 * settings.partitions)
+        : takeCommands(context, Math.max(1, Math.round(ratePerSecond * settings.warmupSeconds)));
+    const warm = collector.track(warmup);
+    const warmProduced = await generator.paced(topic, warmup, ratePerSecond, (c, at) =>
+      warm.sent(c, at),
+    );
+    await warm.until(warmProduced.lastAckedAtMs + settings.drainSeconds * 1000);
+    const warmRecords = await topicRecordCount(context, topic);
+
+    await emulator.reset();
+    const commands = takeCommands(
+      context,
+      Math.max(1, Math.round(ratePerSecond * settings.pacedSeconds)),
+    );
+    const tracker = collector.track(commands);
+    const cpuBefore = cpuOf(subject);
+    const produced = await generator.paced(topic, commands, ratePerSecond, (c, at) =>
+      tracker.sent(c, at),
+    );
+    const commandRecords = (await topicRecordCount(context, topic)) - warmRecords;
+    const deadlineMs = produced.lastAckedAtMs + settings.drainSeconds * 1000;
+    const results = await tracker.until(deadlineMs);
+    const endAtMs =
+      results.completed === results.expected ? results.lastResultSeenAtMs : deadlineMs;
+    const cpuAfter = cpuOf(subject);
+    const counts = await emulator.counts();
+    await subject.child.stop(30_000);
+    const figures = summarise(
+      { subject: name, kind: 'paced', latencyMs: settings.latencyMs, ratePerSecond },
+      results,
+      produced,
+      {
+        seconds: (endAtMs - produced.firstProducedAtMs) / 1000,
+        cpuSeconds: cpuAfter - cpuBefore,
+        envelopes: counts.envelopes,
+        operations: counts.operations,
+        duplicateSends: counts.duplicateIds,
+        peakRssBytes: subject.child.usage()?.peakRssBytes ?? Number.NaN,
+        commandRecords,
+      },
+    );
+    log(describe(figures));
+    return figures;
+  });
 }

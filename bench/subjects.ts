@@ -1,0 +1,173 @@
+/**
+ * The three systems the benchmark compares, each started as its own child process
+ * on a run's topics and the shared emulator: ferry (`src/main.ts`, defaults), the
+ * peer (Redpanda Connect with bench/peer/redpanda-connect.yaml) and the baseline
+ * (bench/baseline-consumer.ts, one request per command).
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { freePort } from '../tools/kafka/broker.ts';
+import { answers200, BenchChild } from './child-process.ts';
+
+export const SUBJECTS = ['ferry', 'peer', 'baseline'] as const;
+export type SubjectName = (typeof SUBJECTS)[number];
+
+/** Labels in the table and logs. */
+export const SUBJECT_LABELS: Readonly<Record<SubjectName, string>> = {
+  ferry: 'ferry',
+  peer: 'redpanda-connect',
+  baseline: 'kafkajs plain',
+};
+
+/** Where tools/bench/build-redpanda-connect.sh puts the peer. */
+export function peerBinary(root: string): string {
+  return join(root, '.cache', 'bin', 'redpanda-connect');
+}
+
+/** A run's topics; ferry also gets status, dead-letter and control topics of its own. */
+export interface SubjectTopics {
+  readonly commands: string;
+  readonly results: string;
+  readonly status: string;
+  readonly dlq: string;
+  readonly control: string;
+}
+
+export function subjectTopics(base: string): SubjectTopics {
+  return {
+    commands: `${base}.commands`,
+    results: `${base}.results`,
+    status: `${base}.status`,
+    dlq: `${base}.dlq`,
+    control: `${base}.control`,
+  };
+}
+
+export interface SubjectStart {
+  readonly root: string;
+  readonly logFile: string;
+  readonly brokers: string;
+  readonly group: string;
+  readonly topics: SubjectTopics;
+  readonly gatewayUrl: string;
+  readonly apiKey: string;
+  readonly partitions: number;
+  /** Extra Node flags for ferry (e.g. --cpu-prof). */
+  readonly ferryNodeFlags?: readonly string[];
+}
+
+/** A started subject and how to tell it is ready to consume. */
+export interface StartedSubject {
+  readonly child: BenchChild;
+  /** Resolves once the subject answers its readiness probe. @throws when it exits or times out. */
+  ready(timeoutMs: number): Promise<void>;
+}
+
+async function startFerry(s: SubjectStart): Promise<StartedSubject> {
+  const httpPort = await freePort();
+  const child = new BenchChild({
+    name: 'ferry',
+    cwd: s.root,
+    args: [
+      '--disable-warning=TimeoutNegativeWarning',
+      ...(s.ferryNodeFlags ?? []),
+      // As `npm start` and the container run it (a smaller young generation: less RSS).
+      '--max-semi-space-size=8',
+      'src/main.ts',
+    ],
+    logFile: s.logFile,
+    // Only what ferry needs to find its broker, topics, gateway and ports: every tuning knob at its default.
+    env: {
+      FERRY_KAFKA_BROKERS: s.brokers,
+      FERRY_KAFKA_GROUP: s.group,
+      FERRY_TOPIC_COMMANDS: s.topics.commands,
+      FERRY_TOPIC_RESULTS: s.topics.results,
+      FERRY_TOPIC_STATUS: s.topics.status,
+      FERRY_TOPIC_DLQ: s.topics.dlq,
+      // A fleet of its own: a pause left in the default control topic must not hold a run.
+      FERRY_TOPIC_CONTROL: s.topics.control,
+      FERRY_API_KEY: s.apiKey,
+      FERRY_SYNC_BASE_URL: s.gatewayUrl,
+      FERRY_HTTP_HOST: '127.0.0.1',
+      FERRY_HTTP_PORT: String(httpPort),
+      FERRY_GRPC_HOST: '127.0.0.1',
+      FERRY_GRPC_PORT: String(await freePort()),
+      FERRY_ADMIN_LOOPBACK_ONLY: 'true',
+      // For experiments with V8 flags (heap caps and the like) on ferry alone.
+      ...(process.env.FERRY_BENCH_NODE_OPTIONS
+        ? { NODE_OPTIONS: process.env.FERRY_BENCH_NODE_OPTIONS }
+        : {}),
+    },
+  });
+  return {
+    child,
+    ready: (timeoutMs) =>
+      child.waitUntil(
+        'readiness',
+        () => answers200(`http://127.0.0.1:${httpPort}/readyz`),
+        timeoutMs,
+      ),
+  };
+}
+
+async function startPeer(s: SubjectStart): Promise<StartedSubject> {
+  const binary = peerBinary(s.root);
+  if (!existsSync(binary)) {
+    throw new Error(`${binary} is missing: run tools/bench/build-redpanda-connect.sh`);
+  }
+  const httpAddress = `127.0.0.1:${await freePort()}`;
+  const child = new BenchChild({
+    name: 'redpanda-connect',
+    command: binary,
+    cwd: s.root,
+    args: ['run', join(s.root, 'bench', 'peer', 'redpanda-connect.yaml')],
+    logFile: s.logFile,
+    env: {
+      PEER_BROKERS: s.brokers,
+      PEER_GROUP: s.group,
+      PEER_TOPIC_COMMANDS: s.topics.commands,
+      PEER_TOPIC_RESULTS: s.topics.results,
+      PEER_GATEWAY_URL: s.gatewayUrl,
+      PEER_API_KEY: s.apiKey,
+      PEER_HTTP_ADDRESS: httpAddress,
+      PEER_LOG_LEVEL: process.env.FERRY_BENCH_PEER_LOG_LEVEL ?? 'WARN',
+    },
+  });
+  return {
+    child,
+    // 200 once the input and the output are connected.
+    ready: (timeoutMs) =>
+      child.waitUntil('readiness', () => answers200(`http://${httpAddress}/ready`), timeoutMs),
+  };
+}
+
+async function startBaseline(s: SubjectStart): Promise<StartedSubject> {
+  const child = new BenchChild({
+    name: 'baseline',
+    cwd: s.root,
+    args: ['--disable-warning=TimeoutNegativeWarning', 'bench/baseline-consumer.ts'],
+    logFile: s.logFile,
+    env: {
+      BASELINE_BROKERS: s.brokers,
+      BASELINE_GROUP: s.group,
+      BASELINE_TOPIC_COMMANDS: s.topics.commands,
+      BASELINE_TOPIC_RESULTS: s.topics.results,
+      BASELINE_GATEWAY_URL: s.gatewayUrl,
+      BASELINE_API_KEY: s.apiKey,
+      BASELINE_PARTITIONS: String(s.partitions),
+    },
+  });
+  return { child, ready: (timeoutMs) => child.waitForLog('baseline ready', timeoutMs) };
+}
+
+/** Spawns the subject (it starts consuming at once); call `ready` to wait for it. */
+export function startSubject(name: SubjectName, s: SubjectStart): Promise<StartedSubject> {
+  switch (name) {
+    case 'ferry':
+      return startFerry(s);
+    case 'peer':
+      return startPeer(s);
+    case 'baseline':
+      return startBaseline(s);
+  }
+}
