@@ -1,6 +1,7 @@
 /** What one system did in one scenario of `make bench`, and its one-line log form. */
 import type { ProduceReport } from './load-generator.ts';
 import type { RunResults } from './result-collector.ts';
+import type { StageFigures } from './stage-metrics.ts';
 import type { LatencySummary } from './stats.ts';
 import { SUBJECT_LABELS, type SubjectName } from './subjects.ts';
 
@@ -43,6 +44,8 @@ export interface ScenarioFigures {
   readonly duplicateSends: number;
   /** VmHWM of the subject's process over the scenario, bytes. */
   readonly peakRssBytes: number;
+  /** ferry only: its own per-stage figures over the measured part (ferry_pipeline_stage_seconds). */
+  readonly stages?: readonly StageFigures[];
 }
 
 export function summarise(

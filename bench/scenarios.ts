@@ -27,6 +27,13 @@ import {
 import type { BenchCommand } from './command-mix.ts';
 import type { ResultCollector, RunTracker } from './result-collector.ts';
 import { describe, type ScenarioFigures, summarise } from './scenario-figures.ts';
+import {
+  formatStages,
+  readStageBuckets,
+  type StageBuckets,
+  type StageFigures,
+  stageFigures,
+} from './stage-metrics.ts';
 import { type StartedSubject, type SubjectName, startSubject, subjectTopics } from './subjects.ts';
 
 export interface ScenarioSettings {
@@ -149,6 +156,7 @@ export async function runBacklog(
         results.completed === results.expected ? results.lastResultSeenAtMs : deadlineMs;
       const cpuAtEnd = cpuOf(subject);
       const counts = await emulator.counts();
+      const stages = await stagesSince(subject, new Map());
       await subject.child.stop(30_000);
       const figures = summarise(
         { subject: name, kind: 'backlog', latencyMs: settings.latencyMs },
@@ -166,9 +174,19 @@ export async function runBacklog(
         },
       );
       log(describe(figures));
-      return figures;
+      if (stages) log(`  ferry stages p50/p99 ms: ${formatStages(stages)}`);
+      return stages ? { ...figures, stages } : figures;
     },
   );
+}
+
+/** ferry's own stage figures since `before` (its metrics endpoint); undefined for the others. */
+async function stagesSince(
+  subject: StartedSubject,
+  before: StageBuckets,
+): Promise<StageFigures[] | undefined> {
+  if (!subject.metricsUrl) return undefined;
+  return stageFigures(before, await readStageBuckets(subject.metricsUrl));
 }
 
 /** The subject started and warmed up, then fed `ratePerSecond` for `pacedSeconds`. */
@@ -203,6 +221,9 @@ export async function runPaced(
       Math.max(1, Math.round(ratePerSecond * settings.pacedSeconds)),
     );
     const tracker = collector.track(commands);
+    const stagesBefore = subject.metricsUrl
+      ? await readStageBuckets(subject.metricsUrl)
+      : new Map();
     const cpuBefore = cpuOf(subject);
     const produced = await generator.paced(topic, commands, ratePerSecond, (c, at) =>
       tracker.sent(c, at),
@@ -214,6 +235,7 @@ export async function runPaced(
       results.completed === results.expected ? results.lastResultSeenAtMs : deadlineMs;
     const cpuAfter = cpuOf(subject);
     const counts = await emulator.counts();
+    const stages = await stagesSince(subject, stagesBefore);
     await subject.child.stop(30_000);
     const figures = summarise(
       { subject: name, kind: 'paced', latencyMs: settings.latencyMs, ratePerSecond },
@@ -230,6 +252,7 @@ export async function runPaced(
       },
     );
     log(describe(figures));
-    return figures;
+    if (stages) log(`  ferry stages p50/p99 ms: ${formatStages(stages)}`);
+    return stages ? { ...figures, stages } : figures;
   });
 }

@@ -61,6 +61,8 @@ export interface StartedSubject {
   readonly child: BenchChild;
   /** Resolves once the subject answers its readiness probe. @throws when it exits or times out. */
   ready(timeoutMs: number): Promise<void>;
+  /** ferry only: its Prometheus endpoint, for its own per-stage figures. */
+  readonly metricsUrl?: string;
 }
 
 async function startFerry(s: SubjectStart): Promise<StartedSubject> {
@@ -107,6 +109,7 @@ async function startFerry(s: SubjectStart): Promise<StartedSubject> {
         () => answers200(`http://127.0.0.1:${httpPort}/readyz`),
         timeoutMs,
       ),
+    metricsUrl: `http://127.0.0.1:${httpPort}/metrics`,
   };
 }
 

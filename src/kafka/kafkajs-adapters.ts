@@ -33,7 +33,13 @@ export function kafkaLogCreator(logger: Logger, component: string) {
   return () =>
     ({ level, log }: LogEntry) => {
       const { message, timestamp: _timestamp, logger: _logger, ...fields } = log;
-      if (quietWarnings.has(message) || expectedErrors.some((text) => message.includes(text))) {
+      // The connection logs the broker's answer ("Response AddPartitionsToTxn", with the
+      // error text in `error`), the producer its retry: both are expected here.
+      const text = typeof fields.error === 'string' ? `${message} ${fields.error}` : message;
+      if (
+        quietWarnings.has(message) ||
+        expectedErrors.some((expected) => text.includes(expected))
+      ) {
         child.debug(fields, message);
       } else if (level === logLevel.ERROR) child.error(fields, message);
       else if (level === logLevel.WARN) child.warn(fields, message);

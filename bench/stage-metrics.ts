@@ -1,0 +1,90 @@
+/**
+ * ferry's own view of where a run's time went: `ferry_pipeline_stage_seconds` read from
+ * its /metrics before and after the run, and the quantiles of the difference,
+ * interpolated within buckets as Prometheus's histogram_quantile does.
+ */
+
+/** Per stage: cumulative bucket counts by upper bound (seconds; Infinity for +Inf). */
+export type StageBuckets = Map<string, Map<number, number>>;
+
+export interface StageFigures {
+  readonly stage: string;
+  readonly batches: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+}
+
+const BUCKET_LINE = /^ferry_pipeline_stage_seconds_bucket\{([^}]*)\} (\S+)$/gm;
+const LABEL = /(\w+)="([^"]*)"/g;
+
+export function parseStageBuckets(metricsText: string): StageBuckets {
+  const out: StageBuckets = new Map();
+  for (const match of metricsText.matchAll(BUCKET_LINE)) {
+    const labels = new Map([...(match[1] ?? '').matchAll(LABEL)].map((l) => [l[1], l[2]]));
+    const stage = labels.get('stage');
+    const le = labels.get('le');
+    if (stage === undefined || le === undefined) continue;
+    let buckets = out.get(stage);
+    if (!buckets) {
+      buckets = new Map();
+      out.set(stage, buckets);
+    }
+    buckets.set(le === '+Inf' ? Number.POSITIVE_INFINITY : Number(le), Number(match[2]));
+  }
+  return out;
+}
+
+/** The q-quantile in ms of cumulative buckets; NaN without observations. */
+export function bucketQuantileMs(q: number, buckets: ReadonlyMap<number, number>): number {
+  const bounds = [...buckets.keys()].sort((a, b) => a - b);
+  const total = buckets.get(Number.POSITIVE_INFINITY) ?? 0;
+  if (total <= 0) return Number.NaN;
+  const rank = q * total;
+  let lowerBound = 0;
+  let lowerCount = 0;
+  for (const bound of bounds) {
+    const count = buckets.get(bound) ?? 0;
+    if (count >= rank) {
+      // Past the last finite bucket only its bound is known, as in Prometheus.
+      if (bound === Number.POSITIVE_INFINITY) return lowerBound * 1000;
+      const share = count === lowerCount ? 1 : (rank - lowerCount) / (count - lowerCount);
+      return (lowerBound + (bound - lowerBound) * share) * 1000;
+    }
+    lowerBound = bound;
+    lowerCount = count;
+  }
+  return Number.NaN;
+}
+
+/** Quantiles of what was observed between two readings. */
+export function stageFigures(before: StageBuckets, after: StageBuckets): StageFigures[] {
+  return [...after].map(([stage, buckets]) => {
+    const delta = new Map<number, number>();
+    for (const [bound, count] of buckets) {
+      delta.set(bound, count - (before.get(stage)?.get(bound) ?? 0));
+    }
+    return {
+      stage,
+      batches: delta.get(Number.POSITIVE_INFINITY) ?? 0,
+      p50Ms: bucketQuantileMs(0.5, delta),
+      p99Ms: bucketQuantileMs(0.99, delta),
+    };
+  });
+}
+
+/** Reads a ferry's stage buckets; an empty map when it does not answer. */
+export async function readStageBuckets(metricsUrl: string): Promise<StageBuckets> {
+  try {
+    const response = await fetch(metricsUrl);
+    return parseStageBuckets(await response.text());
+  } catch {
+    return new Map();
+  }
+}
+
+export function formatStages(stages: readonly StageFigures[]): string {
+  return stages
+    .filter((s) => s.batches > 0)
+    .map((s) => `${s.stage} ${s.p50Ms.toFixed(1)}/${s.p99Ms.toFixed(1)}`)
+    .join(', ');
+}
