@@ -1,0 +1,183 @@
+/** ferry's producers: plain acknowledged sends and per-partition transactions. */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { CompressionTypes, Producer } from 'kafkajs';
+import { PartitionAssigner, type PartitionCount, sendAcknowledged } from './acknowledged-send.ts';
+import { kafkaError } from './kafka-security.ts';
+import {
+  MAX_PRODUCE_REQUEST_BYTES,
+  type OutboundRecord,
+  type PartitionOffset,
+  produceChunks,
+  toKafkaMessages,
+} from './records.ts';
+
+/**
+ * Retries of the transactional producers. A transaction begun right after the previous
+ * commit is answered CONCURRENT_TRANSACTIONS while the broker still writes the previous
+ * one's markers, which takes a few milliseconds; kafkajs retries it after the client's
+ * `initialRetryTime` (the transaction manager's own calls know no other), so with 300 ms
+ * one batch in ten waited 250–380 ms for nothing. Starting at 5 ms with
+ * more retries keeps the same patience in all (about a minute, each wait capped at 30 s).
+ */
+export const TRANSACTION_RETRY = {
+  initialRetryTime: 5,
+  retries: 14,
+  maxRetryTime: 30_000,
+} as const;
+
+/** Sends records with acks from all in-sync replicas; idempotent, so a retry writes no duplicate. */
+export class RecordProducer {
+  readonly #producer: Producer;
+  readonly #compression: CompressionTypes;
+  readonly #maxRequestBytes: number;
+  readonly #partitions: PartitionAssigner;
+  /** kafkajs's answer left partitions out (a leader change): they are being sent again. */
+  readonly #onResend: (partitions: readonly string[]) => void;
+  constructor(
+    producer: Producer,
+    compression: CompressionTypes,
+    partitionCount: PartitionCount,
+    maxRequestBytes = MAX_PRODUCE_REQUEST_BYTES,
+    onResend: (partitions: readonly string[]) => void = () => undefined,
+  ) {
+    this.#producer = producer;
+    this.#compression = compression;
+    this.#partitions = new PartitionAssigner(partitionCount);
+    this.#maxRequestBytes = maxRequestBytes;
+    this.#onResend = onResend;
+  }
+  /** Bytes of records per produce request at most: a larger send is split into several. */
+  get maxRequestBytes(): number {
+    return this.#maxRequestBytes;
+  }
+  async connect(): Promise<void> {
+    await this.#producer.connect();
+  }
+  /** Resolves once Kafka acknowledged every record. @throws FerryError `kafka`. */
+  async send(records: readonly OutboundRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    try {
+      for (const chunk of produceChunks(records, this.#maxRequestBytes)) {
+        await sendAcknowledged(
+          (batch) => this.#producer.sendBatch(batch),
+          await this.#partitions.assign(toKafkaMessages(chunk)),
+          { acks: -1, compression: this.#compression },
+          this.#onResend,
+        );
+      }
+    } catch (error: unknown) {
+      throw kafkaError(error, 'producing records failed');
+    }
+  }
+  async disconnect(): Promise<void> {
+    await this.#producer.disconnect();
+  }
+}
+
+/** Attempts of a transaction's offset commit while the group's coordinator moves or loads. */
+const OFFSET_COMMIT_ATTEMPTS = 8;
+
+/**
+ * kafkajs means to retry a TxnOffsetCommit answered by a coordinator that is not (yet)
+ * the group's, but it looks for the error type `NOT_COORDINATOR` while its own error
+ * table names code 16 `NOT_COORDINATOR_FOR_GROUP`: the answer aborts the transaction
+ * instead. It is what a coordinator that just moved or is still loading the group says,
+ * after a broker restart or for a group's first commit. Adding the group's offsets to a
+ * transaction again is allowed, so the step is retried here with a short backoff.
+ */
+async function sendOffsetsRetryingCoordinator(send: () => Promise<void>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await send();
+      return;
+    } catch (error: unknown) {
+      const type = (error as { type?: unknown } | null)?.type;
+      const moving =
+        type === 'NOT_COORDINATOR_FOR_GROUP' || type === 'COORDINATOR_LOAD_IN_PROGRESS';
+      if (!moving || attempt >= OFFSET_COMMIT_ATTEMPTS) throw error;
+      await sleep(Math.min(1_000, 10 * 2 ** attempt));
+    }
+  }
+}
+
+/**
+ * A transactional producer: records and the consumer offsets that produced them
+ * become visible together or not at all (readers at read_committed).
+ */
+export class TransactionalProducer {
+  readonly #producer: Producer;
+  readonly #compression: CompressionTypes;
+  readonly #maxRequestBytes: number;
+  readonly #partitions: PartitionAssigner;
+  /** kafkajs's answer left partitions out (a leader change): they are being sent again. */
+  readonly #onResend: (partitions: readonly string[]) => void;
+  readonly transactionalId: string;
+  constructor(
+    producer: Producer,
+    transactionalId: string,
+    compression: CompressionTypes,
+    partitionCount: PartitionCount,
+    maxRequestBytes = MAX_PRODUCE_REQUEST_BYTES,
+    onResend: (partitions: readonly string[]) => void = () => undefined,
+  ) {
+    this.#producer = producer;
+    this.transactionalId = transactionalId;
+    this.#compression = compression;
+    this.#partitions = new PartitionAssigner(partitionCount);
+    this.#maxRequestBytes = maxRequestBytes;
+    this.#onResend = onResend;
+  }
+  /**
+   * Connects and initialises the transactional id, which bumps its epoch: from here on
+   * a previous holder of the id (a replica that was frozen or expelled) can no longer
+   * commit, and its open transaction is aborted. kafkajs's `connect()` alone does not
+   * do this (it registers the transactional id only at the first `transaction()`), so
+   * an empty transaction is begun and dropped locally: that is what sends
+   * InitProducerId with the transactional id.
+   */
+  async connect(): Promise<void> {
+    await this.#producer.connect();
+    const transaction = await this.#producer.transaction();
+    // Nothing was added to it, so kafkajs ends it without a request to the broker.
+    await transaction.abort();
+  }
+  /**
+   * Commits `records` and the group's `offsets` in one transaction; aborts on failure.
+   * @throws FerryError `kafka`: nothing of this transaction is visible then.
+   */
+  async commit(
+    records: readonly OutboundRecord[],
+    groupId: string,
+    offsets: readonly PartitionOffset[],
+  ): Promise<void> {
+    const transaction = await this.#producer.transaction();
+    try {
+      for (const chunk of produceChunks(records, this.#maxRequestBytes)) {
+        await sendAcknowledged(
+          (batch) => transaction.sendBatch(batch),
+          await this.#partitions.assign(toKafkaMessages(chunk)),
+          { acks: -1, compression: this.#compression },
+          this.#onResend,
+        );
+      }
+      await sendOffsetsRetryingCoordinator(() =>
+        transaction.sendOffsets({
+          consumerGroupId: groupId,
+          topics: offsets.map((o) => ({
+            topic: o.topic,
+            partitions: [
+              { partition: o.partition, offset: o.offset, metadata: o.metadata ?? null },
+            ],
+          })),
+        }),
+      );
+      await transaction.commit();
+    } catch (error: unknown) {
+      if (transaction.isActive()) await transaction.abort().catch(() => undefined);
+      throw kafkaError(error, 'the result transaction failed');
+    }
+  }
+  async disconnect(): Promise<void> {
+    await this.#producer.disconnect();
+  }
+}

@@ -1,0 +1,107 @@
+/** The records ferry reads and writes, and how they become kafkajs messages and requests. */
+import type { IHeaders, KafkaMessage } from 'kafkajs';
+import { headersOf } from './kafkajs-adapters.ts';
+
+export interface InboundRecord {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string;
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+  readonly headers: Readonly<Record<string, string>>;
+  /** Milliseconds since the epoch, as a string (Kafka record timestamp). */
+  readonly timestamp: string;
+}
+
+export interface OutboundRecord {
+  readonly topic: string;
+  readonly key: string | Buffer | null;
+  readonly value: string | Buffer | null;
+  readonly headers?: Readonly<Record<string, string | Buffer>>;
+}
+
+export interface TopicSpec {
+  readonly topic: string;
+  readonly partitions: number;
+  readonly replicationFactor: number;
+  readonly config?: Readonly<Record<string, string>>;
+}
+
+export interface PartitionOffset {
+  readonly topic: string;
+  readonly partition: number;
+  /** The next offset to consume (last processed + 1). */
+  readonly offset: string;
+  /** Stored with the committed offset by the group coordinator; ferry keeps its send intent here. */
+  readonly metadata?: string | null;
+}
+
+export function inbound(topic: string, partition: number, message: KafkaMessage): InboundRecord {
+  return {
+    topic,
+    partition,
+    offset: message.offset,
+    key: message.key,
+    value: message.value,
+    headers: headersOf(message.headers),
+    timestamp: message.timestamp,
+  };
+}
+
+/**
+ * Bytes of records per produce request at most. kafkajs writes all records of a
+ * partition in one request as one record batch, and the broker refuses a batch over
+ * `max.message.bytes` (1 MiB by default): a fetched batch of thousands of commands
+ * yields more results than that, so they go in several requests.
+ */
+export const MAX_PRODUCE_REQUEST_BYTES = 512 * 1024;
+
+function sizeOf(value: string | Buffer | null): number {
+  if (value === null) return 0;
+  return typeof value === 'string' ? Buffer.byteLength(value) : value.length;
+}
+
+/** Splits records into consecutive groups of at most `maxBytes` (a larger record alone). */
+export function produceChunks(
+  records: readonly OutboundRecord[],
+  maxBytes: number = MAX_PRODUCE_REQUEST_BYTES,
+): OutboundRecord[][] {
+  const chunks: OutboundRecord[][] = [];
+  let current: OutboundRecord[] = [];
+  let bytes = 0;
+  for (const record of records) {
+    let size = sizeOf(record.key) + sizeOf(record.value) + 64;
+    for (const [name, value] of Object.entries(record.headers ?? {})) {
+      size += name.length + sizeOf(value);
+    }
+    if (current.length > 0 && bytes + size > maxBytes) {
+      chunks.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(record);
+    bytes += size;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}
+
+export function toKafkaMessages(records: readonly OutboundRecord[]) {
+  const byTopic = new Map<
+    string,
+    { key: string | Buffer | null; value: string | Buffer | null; headers?: IHeaders }[]
+  >();
+  for (const record of records) {
+    let list = byTopic.get(record.topic);
+    if (!list) {
+      list = [];
+      byTopic.set(record.topic, list);
+    }
+    list.push(
+      record.headers
+        ? { key: record.key, value: record.value, headers: { ...record.headers } }
+        : { key: record.key, value: record.value },
+    );
+  }
+  return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
+}
