@@ -6,7 +6,7 @@ SHELL := /bin/bash
 NPM ?= npm
 STAMP := node_modules/.ferry-installed
 
-.PHONY: help install jars tools run test typecheck lint unit chaos bench bench-quick proto contract \
+.PHONY: help install jars tools run test typecheck lint unit build chaos bench bench-quick proto contract \
 	emulator kafka-up kafka-down kafka-status kafka-clean clean
 
 help:
@@ -15,6 +15,7 @@ help:
 	@echo "make kafka-up     start the local broker on 127.0.0.1:9092 (no-op when running)"
 	@echo "make kafka-down   stop it"
 	@echo "make chaos        the full exactly-once chaos suite (kills, broker restart, faults, fuzzing)"
+	@echo "make build        compile src/ to dist/ (what the container runs)"
 	@echo "make bench        end-to-end benchmark vs a plain consumer (~3 min); report in .bench/"
 	@echo "make bench-quick  the same, 1 run and smaller loads (~1 min)"
 	@echo "make proto        regenerate src/admin/gen from proto/ (buf, protoc-gen-es)"
@@ -43,16 +44,20 @@ typecheck: $(STAMP)
 lint: $(STAMP)
 	$(NPM) run --silent lint
 
+# Compiles src/ to dist/: what the container image runs (development runs the sources).
+build: $(STAMP)
+	$(NPM) run --silent build
+
 test: $(STAMP) tools jars typecheck lint
 	$(NPM) run --silent test
 
 chaos: $(STAMP) tools jars
 	$(NPM) run --silent chaos
 
-bench: $(STAMP) jars
+bench: $(STAMP) jars build
 	$(NPM) run --silent bench
 
-bench-quick: $(STAMP) jars
+bench-quick: $(STAMP) jars build
 	$(NPM) run --silent bench -- --quick
 
 # Regenerates src/admin/gen from proto/ (buf + protoc-gen-es); the output is checked in.

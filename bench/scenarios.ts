@@ -9,6 +9,7 @@ import { type Admin, Kafka, logLevel } from 'kafkajs';
 import { freePort } from '../tools/kafka/broker.ts';
 import { answers200, BenchChild } from './child-process.ts';
 import { BENCH_RCS_SENDER, BENCH_SENDER, type BenchCommand, benchCommands } from './command-mix.ts';
+import { ferryEntryArgs, ferryEntryKind } from './ferry-entry.ts';
 import type { LoadGenerator } from './load-generator.ts';
 import {
   type GatewayCounts,
@@ -201,11 +202,9 @@ export async function runFerryScenario(
     name: 'ferry',
     cwd: context.root,
     args: [
-      '--disable-warning=TimeoutNegativeWarning',
       ...(settings.cpuProfile ? ['--cpu-prof', `--cpu-prof-dir=${context.profilesDir}`] : []),
-      // As `npm start` and the container run it (a smaller young generation: less RSS).
-      '--max-semi-space-size=8',
-      'src/main.ts',
+      // As the container runs it (compiled, production flags) unless FERRY_BENCH_FROM=src.
+      ...ferryEntryArgs(context.root, ferryEntryKind(process.env.FERRY_BENCH_FROM)),
     ],
     logFile: join(context.logsDir, `ferry-${settings.latencyMs}ms.log`),
     // Only what ferry needs to find its broker, topics, gateway and ports: every tuning knob at its default.
