@@ -25,6 +25,8 @@ async function heapUsed(url: string): Promise<number | undefined> {
 const root = resolve(import.meta.dirname, '..');
 const separator = process.argv.indexOf('--');
 const extraFlags = separator < 0 ? [] : process.argv.slice(separator + 1);
+/** Extra flags go last before the script, so that they win over the entry's own. */
+const withFlags = (args: string[], flags: string[]) => [...args.slice(0, -1), ...flags, ...args.slice(-1)];
 const idleSeconds = Number((separator === 2 ? undefined : process.argv[2]) ?? 30);
 const dir = await mkdtemp(join(tmpdir(), 'ferry-idle-rss-'));
 const broker = await startBroker({
@@ -53,7 +55,7 @@ try {
     cwd: root,
     // As the container runs it (dist/, production flags) unless FERRY_BENCH_FROM=src;
     // extra node flags (e.g. V8 heap sizes) to compare come after `--`.
-    args: [...extraFlags, ...ferryEntryArgs(root, ferryEntryKind(process.env.FERRY_BENCH_FROM))],
+    args: withFlags(ferryEntryArgs(root, ferryEntryKind(process.env.FERRY_BENCH_FROM)), extraFlags),
     logFile: join(dir, 'ferry.log'),
     env: {
       FERRY_KAFKA_BROKERS: broker.brokers,

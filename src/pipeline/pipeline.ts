@@ -26,6 +26,7 @@ import {
   outcomeOfLookup,
   type SendOutcome,
 } from './dispatcher.ts';
+import { batchBytes, InFlightBudget } from './in-flight-budget.ts';
 import { readCommandGuarded } from './last-resort.ts';
 import { buildOutputRecords, errorText } from './output-records.ts';
 import { PartitionHandover } from './partition-handover.ts';
@@ -86,6 +87,8 @@ export interface PipelineOptions {
    * of them are done (backpressure: memory stays bounded whatever the partition count).
    */
   readonly maxCommandsInFlight: number;
+  /** Bytes of the records of those commands, at most (FERRY_MAX_BYTES_IN_FLIGHT); same bound. */
+  readonly maxBytesInFlight?: number;
   /** Batches of different partitions in progress at once. Default 16. */
   readonly partitionsConsumedConcurrently?: number;
   /** Bytes fetched per partition per request. Default 1 MiB. */
@@ -134,6 +137,7 @@ export class Pipeline implements PipelineControl {
   #consumer: BatchConsumer | undefined;
   #lifecycle: Lifecycle = 'idle';
   #commandsInFlight = 0;
+  #budget: InFlightBudget | undefined;
   #backpressure = false;
   /** Whether fetching was on at the last #sync, so that only changes are logged. */
   #fetching = true;
@@ -332,7 +336,8 @@ export class Pipeline implements PipelineControl {
         );
       });
     }, heartbeatEveryMs);
-    this.#track(batch.records.length);
+    const recordBytes = batchBytes(batch.records);
+    this.#track(batch.records.length, recordBytes);
     this.#commitMetrics.read(batch.partition, last.offset);
     const trace = this.#options.tracer ? new BatchTrace(this.#options.tracer) : undefined;
     // One batch of a partition at a time, across rebalances too: a batch of an older
@@ -362,7 +367,7 @@ export class Pipeline implements PipelineControl {
       }
       clearInterval(heartbeat);
       trace?.close();
-      this.#track(-batch.records.length);
+      this.#track(-batch.records.length, -recordBytes);
     }
   }
 
@@ -698,15 +703,19 @@ export class Pipeline implements PipelineControl {
     }
   }
 
-  /** Counts commands in flight and pauses or resumes fetching around the backpressure bound. */
-  #track(delta: number): void {
+  /** Counts commands and bytes in flight and pauses or resumes fetching around their bounds. */
+  #track(delta: number, bytes: number): void {
     this.#commandsInFlight += delta;
-    const limit = this.#options.maxCommandsInFlight;
-    if (!this.#backpressure && this.#commandsInFlight >= limit) {
+    this.#budget ??= new InFlightBudget({
+      maxCommands: this.#options.maxCommandsInFlight,
+      maxBytes: this.#options.maxBytesInFlight ?? Number.POSITIVE_INFINITY,
+    });
+    const transition = this.#budget.change(delta, bytes);
+    if (transition === 'pause') {
       this.#backpressure = true;
       this.#options.metrics.consumptionPaused.set({ reason: 'backpressure' }, 1);
       this.#consumer?.pause();
-    } else if (this.#backpressure && this.#commandsInFlight <= limit / 2) {
+    } else if (transition === 'resume') {
       this.#backpressure = false;
       this.#options.metrics.consumptionPaused.set({ reason: 'backpressure' }, 0);
       if (this.#mode.fetching && this.#lifecycle === 'running') this.#consumer?.resume();
