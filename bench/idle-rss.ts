@@ -26,7 +26,11 @@ const root = resolve(import.meta.dirname, '..');
 const separator = process.argv.indexOf('--');
 const extraFlags = separator < 0 ? [] : process.argv.slice(separator + 1);
 /** Extra flags go last before the script, so that they win over the entry's own. */
-const withFlags = (args: string[], flags: string[]) => [...args.slice(0, -1), ...flags, ...args.slice(-1)];
+const withFlags = (args: string[], flags: string[]) => [
+  ...args.slice(0, -1),
+  ...flags,
+  ...args.slice(-1),
+];
 const idleSeconds = Number((separator === 2 ? undefined : process.argv[2]) ?? 30);
 const dir = await mkdtemp(join(tmpdir(), 'ferry-idle-rss-'));
 const broker = await startBroker({
