@@ -61,7 +61,8 @@ try {
   const context = { root, logsDir: dir } as Parameters<typeof EmulatorChild.start>[0];
   const emulator = await EmulatorChild.start(context, latencyMs);
   children.push(emulator.child);
-  const topics = ['commands', 'results', 'status', 'dlq', 'control'].map((t) => `drain.${t}`);
+  // The control topic is ferry's to create (one partition).
+  const topics = ['commands', 'results', 'status', 'dlq'].map((t) => `drain.${t}`);
   await admin.createTopics({
     waitForLeaders: true,
     topics: topics.map((topic) => ({ topic, numPartitions: partitions, replicationFactor: 1 })),
