@@ -44,7 +44,9 @@ test('the process runs as a numeric non-root user and receives SIGTERM directly'
   assert.deepEqual(argv, [
     'node',
     '--disable-warning=TimeoutNegativeWarning',
-    '--max-semi-space-size=8',
+    '--max-semi-space-size=4',
+    '--max-old-space-size=96',
+    '--v8-pool-size=1',
     'dist/main.js',
   ]);
   const start = (
