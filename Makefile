@@ -6,7 +6,7 @@ SHELL := /bin/bash
 NPM ?= npm
 STAMP := node_modules/.ferry-installed
 
-.PHONY: help install jars tools run test typecheck lint unit chaos bench bench-quick bench-peer proto contract \
+.PHONY: help install jars tools run test typecheck lint unit build chaos bench bench-quick bench-peer proto contract \
 	emulator kafka-up kafka-down kafka-status kafka-clean clean
 
 help:
@@ -15,6 +15,7 @@ help:
 	@echo "make kafka-up     start the local broker on 127.0.0.1:9092 (no-op when running)"
 	@echo "make kafka-down   stop it"
 	@echo "make chaos        the full exactly-once chaos suite (kills, broker restart, faults, fuzzing)"
+	@echo "make build        compile src/ to dist/ (what the container runs)"
 	@echo "make bench        ferry side by side with Redpanda Connect and a plain consumer (~6 min); report in .bench/"
 	@echo "make bench-quick  the same with smaller loads (~3 min)"
 	@echo "make proto        regenerate src/admin/gen from proto/ (buf, protoc-gen-es)"
@@ -43,6 +44,10 @@ typecheck: $(STAMP)
 lint: $(STAMP)
 	$(NPM) run --silent lint
 
+# Compiles src/ to dist/: what the container image runs (development runs the sources).
+build: $(STAMP)
+	$(NPM) run --silent build
+
 test: $(STAMP) tools jars typecheck lint
 	$(NPM) run --silent test
 
@@ -54,10 +59,10 @@ chaos: $(STAMP) tools jars
 bench-peer:
 	tools/bench/build-redpanda-connect.sh
 
-bench: $(STAMP) jars bench-peer
+bench: $(STAMP) jars build bench-peer
 	$(NPM) run --silent bench
 
-bench-quick: $(STAMP) jars bench-peer
+bench-quick: $(STAMP) jars build bench-peer
 	$(NPM) run --silent bench -- --quick
 
 # Regenerates src/admin/gen from proto/ (buf + protoc-gen-es); the output is checked in.

@@ -2,7 +2,8 @@
  * ferry's resident memory at rest: starts a temporary broker, the gateway emulator and
  * ferry (as the container runs it), waits until ferry is ready and has sat idle, and
  * prints its RSS and CPU time. The figure behind the memory request in
- * deploy/k8s/base/deployment.yaml. Usage: node bench/idle-rss.ts [idle seconds, default 30]
+ * deploy/k8s/base/deployment.yaml. Usage: node bench/idle-rss.ts [idle seconds, default 30] [-- node flags]
+ * (FERRY_BENCH_FROM=src: from the TypeScript sources; default dist/, run `npm run build`)
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,10 +12,26 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, startBroker } from '../tools/kafka/broker.ts';
 import { BENCH_API_KEY } from './bench-context.ts';
 import { answers200, BenchChild } from './child-process.ts';
+import { ferryEntryArgs, ferryEntryKind } from './ferry-entry.ts';
 
 const MIB = 1024 * 1024;
+
+/** nodejs_heap_size_used_bytes from ferry's /metrics (prom-client's default metrics). */
+async function heapUsed(url: string): Promise<number | undefined> {
+  const text = await (await fetch(url)).text();
+  const match = /^nodejs_heap_size_used_bytes\s+(\S+)/m.exec(text);
+  return match?.[1] ? Number(match[1]) : undefined;
+}
 const root = resolve(import.meta.dirname, '..');
-const idleSeconds = Number(process.argv[2] ?? 30);
+const separator = process.argv.indexOf('--');
+const extraFlags = separator < 0 ? [] : process.argv.slice(separator + 1);
+/** Extra flags go last before the script, so that they win over the entry's own. */
+const withFlags = (args: string[], flags: string[]) => [
+  ...args.slice(0, -1),
+  ...flags,
+  ...args.slice(-1),
+];
+const idleSeconds = Number((separator === 2 ? undefined : process.argv[2]) ?? 30);
 const dir = await mkdtemp(join(tmpdir(), 'ferry-idle-rss-'));
 const broker = await startBroker({
   dir,
@@ -40,8 +57,9 @@ try {
   const ferry = new BenchChild({
     name: 'ferry',
     cwd: root,
-    // As `npm start` and the container run it.
-    args: ['--max-semi-space-size=8', 'src/main.ts'],
+    // As the container runs it (dist/, production flags) unless FERRY_BENCH_FROM=src;
+    // extra node flags (e.g. V8 heap sizes) to compare come after `--`.
+    args: withFlags(ferryEntryArgs(root, ferryEntryKind(process.env.FERRY_BENCH_FROM)), extraFlags),
     logFile: join(dir, 'ferry.log'),
     env: {
       FERRY_KAFKA_BROKERS: broker.brokers,
@@ -63,7 +81,8 @@ try {
   console.log(
     `ferry idle: RSS ${mib(ready?.rssBytes)} MiB when ready, ${mib(idle?.rssBytes)} MiB after ` +
       `${idleSeconds} s idle (peak ${mib(idle?.peakRssBytes)} MiB), CPU ` +
-      `${(((idle?.cpuSeconds ?? 0) - (ready?.cpuSeconds ?? 0)) * 1000).toFixed(0)} ms over the idle time`,
+      `${(((idle?.cpuSeconds ?? 0) - (ready?.cpuSeconds ?? 0)) * 1000).toFixed(0)} ms over the idle time, ` +
+      `V8 heap used ${mib(await heapUsed(`http://127.0.0.1:${httpPort}/metrics`))} MiB`,
   );
 } finally {
   for (const child of children.reverse()) await child.stop(10_000);

@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { type Admin, Kafka, logLevel } from 'kafkajs';
 import { freePort, startBroker } from '../tools/kafka/broker.ts';
 import { answers200, BenchChild } from './child-process.ts';
+import { ferryEntryArgs, ferryEntryKind } from './ferry-entry.ts';
 import { type HttpLoadResult, runHttpLoad } from './http-load.ts';
 import { receiptPost } from './receipt-shapes.ts';
 import { type LatencySummary, summariseLatencies } from './stats.ts';
@@ -167,10 +168,9 @@ export async function runReceiptsBench(
     name: 'ferry',
     cwd: context.root,
     args: [
-      '--disable-warning=TimeoutNegativeWarning',
       ...(settings.cpuProfile ? ['--cpu-prof', `--cpu-prof-dir=${context.profilesDir}`] : []),
-      '--max-semi-space-size=8',
-      'src/main.ts',
+      // As the container runs it (compiled, production flags) unless FERRY_BENCH_FROM=src.
+      ...ferryEntryArgs(context.root, ferryEntryKind(process.env.FERRY_BENCH_FROM)),
     ],
     logFile: join(context.logsDir, 'ferry-receipts.log'),
     env: {

@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '../tools/kafka/broker.ts';
 import { answers200, BenchChild } from './child-process.ts';
+import { ferryEntryArgs, ferryEntryKind } from './ferry-entry.ts';
 
 export const SUBJECTS = ['ferry', 'peer', 'baseline'] as const;
 export type SubjectName = (typeof SUBJECTS)[number];
@@ -71,11 +72,9 @@ async function startFerry(s: SubjectStart): Promise<StartedSubject> {
     name: 'ferry',
     cwd: s.root,
     args: [
-      '--disable-warning=TimeoutNegativeWarning',
       ...(s.ferryNodeFlags ?? []),
-      // As `npm start` and the container run it (a smaller young generation: less RSS).
-      '--max-semi-space-size=8',
-      'src/main.ts',
+      // As the container runs it (compiled, production flags) unless FERRY_BENCH_FROM=src.
+      ...ferryEntryArgs(s.root, ferryEntryKind(process.env.FERRY_BENCH_FROM)),
     ],
     logFile: s.logFile,
     // Only what ferry needs to find its broker, topics, gateway and ports: every tuning knob at its default.

@@ -16,6 +16,7 @@ import type { Logger } from './observability/logger.ts';
 import type { FerryMetrics } from './observability/metrics.ts';
 import type { Tracer } from './observability/tracing.ts';
 import { BalancePoller } from './pipeline/balance-poller.ts';
+import { fetchSizes } from './pipeline/in-flight-budget.ts';
 import { Pipeline } from './pipeline/pipeline.ts';
 import { GatewayClient } from './upstream/gateway-client.ts';
 import { GatewayHttp } from './upstream/gateway-http.ts';
@@ -130,8 +131,11 @@ export class Daemon implements HealthSource {
       lookupDelayMs: config.FERRY_REQUEST_TIMEOUT_MS,
       fencedHoldMs: config.FERRY_KAFKA_SESSION_TIMEOUT_MS,
       sessionTimeoutMs: config.FERRY_KAFKA_SESSION_TIMEOUT_MS,
-      maxBytesPerPartition: config.FERRY_KAFKA_MAX_BYTES_PER_PARTITION,
-      maxBytes: config.FERRY_KAFKA_MAX_FETCH_BYTES,
+      maxBytesInFlight: config.FERRY_MAX_BYTES_IN_FLIGHT,
+      ...fetchSizes(config.FERRY_MAX_BYTES_IN_FLIGHT, {
+        maxBytes: config.FERRY_KAFKA_MAX_FETCH_BYTES,
+        maxBytesPerPartition: config.FERRY_KAFKA_MAX_BYTES_PER_PARTITION,
+      }),
       commandMaxBytes: config.FERRY_COMMAND_MAX_BYTES,
       commandMaxDepth: config.FERRY_COMMAND_MAX_DEPTH,
       recordMaxBytes: config.FERRY_RECORD_MAX_BYTES,

@@ -128,10 +128,10 @@ export const variables = {
   /** Partitions given to topics ferry creates; replicas run up to this many consumers. */
   /** A member silent for this long is dropped from the group and its partitions move. */
   FERRY_KAFKA_SESSION_TIMEOUT_MS: v(integer(6_000, 300_000), 30_000),
-  /** Bytes fetched per partition per request: bounds the commands in flight per partition. */
-  FERRY_KAFKA_MAX_BYTES_PER_PARTITION: v(integer(1024, 64 * 1024 * 1024), 1024 * 1024),
-  /** Bytes of one fetch over all partitions: bounds what arrives at once, whatever the partition count. */
-  FERRY_KAFKA_MAX_FETCH_BYTES: v(integer(1024, 256 * 1024 * 1024), 4 * 1024 * 1024),
+  /** Bytes fetched per partition per request; unset, a quarter of the fetch (in-flight-budget.ts). */
+  FERRY_KAFKA_MAX_BYTES_PER_PARTITION: v(integer(1024, 64 * 1024 * 1024)),
+  /** Bytes of one fetch over all partitions; unset, an eighth of FERRY_MAX_BYTES_IN_FLIGHT. */
+  FERRY_KAFKA_MAX_FETCH_BYTES: v(integer(1024, 256 * 1024 * 1024)),
   /**
    * The codec of the records ferry writes (results, status, dead letters); commands are
    * read in any codec whatever this is. `none` by default: results are small JSON
@@ -185,6 +185,8 @@ export const variables = {
   FERRY_RATE_LIMIT_RPS: v(integer(0, 1_000_000), 0),
   /** Commands read and not yet committed, at most (backpressure bound). */
   FERRY_MAX_COMMANDS_IN_FLIGHT: v(integer(1, 10_000_000), 20_000),
+  /** Bytes of command records read and not yet committed, at most (same backpressure). */
+  FERRY_MAX_BYTES_IN_FLIGHT: v(integer(256 * 1024, 4 * 1024 * 1024 * 1024), 16 * 1024 * 1024),
   FERRY_REQUEST_TIMEOUT_MS: v(integer(100, 600_000), 10_000),
   FERRY_MAX_ATTEMPTS: v(integer(1, 100), 5),
   FERRY_RETRY_BASE_MS: v(integer(1, 60_000), 200),

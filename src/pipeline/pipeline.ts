@@ -25,6 +25,7 @@ import {
   outcomeOfLookup,
   type SendOutcome,
 } from './dispatcher.ts';
+import { batchBytes, InFlightBudget } from './in-flight-budget.ts';
 import { readCommandGuarded } from './last-resort.ts';
 import { buildOutputRecords, errorText } from './output-records.ts';
 import { PartitionHandover } from './partition-handover.ts';
@@ -86,6 +87,8 @@ export interface PipelineOptions {
    * of them are done (backpressure: memory stays bounded whatever the partition count).
    */
   readonly maxCommandsInFlight: number;
+  /** Bytes of the records of those commands, at most (FERRY_MAX_BYTES_IN_FLIGHT); same bound. */
+  readonly maxBytesInFlight?: number;
   /** Batches of different partitions in progress at once. Default 16. */
   readonly partitionsConsumedConcurrently?: number;
   /** Bytes fetched per partition per request. Default 1 MiB. */
@@ -129,6 +132,8 @@ type Lifecycle = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped';
 interface LaneBatch {
   readonly batch: RecordBatch;
   readonly receivedMs: number;
+  /** Bytes of its records, counted against FERRY_MAX_BYTES_IN_FLIGHT until it is done. */
+  readonly bytes: number;
 }
 
 /**
@@ -173,6 +178,7 @@ export class Pipeline implements PipelineControl {
   #consumer: BatchConsumer | undefined;
   #lifecycle: Lifecycle = 'idle';
   #commandsInFlight = 0;
+  #budget: InFlightBudget | undefined;
   #backpressure = false;
   /** Whether fetching was on at the last #sync, so that only changes are logged. */
   #fetching = true;
@@ -370,14 +376,15 @@ export class Pipeline implements PipelineControl {
       { stage: 'fetch' },
       Math.max(0, receivedMs - Number(first.timestamp)) / 1000,
     );
-    this.#track(batch.records.length);
+    const bytes = batchBytes(batch.records);
+    this.#track(batch.records.length, bytes);
     this.#commitMetrics.read(batch.partition, last.offset);
-    this.#lanes.enter(batch.partition, { batch, receivedMs });
+    this.#lanes.enter(batch.partition, { batch, receivedMs, bytes });
   }
 
   /** Batches that will be fetched again, or left to the partition's next owner. */
   #dropped(batches: readonly LaneBatch[]): void {
-    for (const { batch } of batches) this.#track(-batch.records.length);
+    for (const { batch, bytes } of batches) this.#track(-batch.records.length, -bytes);
   }
 
   /**
@@ -791,15 +798,19 @@ export class Pipeline implements PipelineControl {
     }
   }
 
-  /** Counts commands in flight and pauses or resumes fetching around the backpressure bound. */
-  #track(delta: number): void {
+  /** Counts commands and bytes in flight and pauses or resumes fetching around their bounds. */
+  #track(delta: number, bytes: number): void {
     this.#commandsInFlight += delta;
-    const limit = this.#options.maxCommandsInFlight;
-    if (!this.#backpressure && this.#commandsInFlight >= limit) {
+    this.#budget ??= new InFlightBudget({
+      maxCommands: this.#options.maxCommandsInFlight,
+      maxBytes: this.#options.maxBytesInFlight ?? Number.POSITIVE_INFINITY,
+    });
+    const transition = this.#budget.change(delta, bytes);
+    if (transition === 'pause') {
       this.#backpressure = true;
       this.#options.metrics.consumptionPaused.set({ reason: 'backpressure' }, 1);
       this.#consumer?.pause();
-    } else if (this.#backpressure && this.#commandsInFlight <= limit / 2) {
+    } else if (transition === 'resume') {
       this.#backpressure = false;
       this.#options.metrics.consumptionPaused.set({ reason: 'backpressure' }, 0);
       if (this.#mode.fetching && this.#lifecycle === 'running') this.#consumer?.resume();

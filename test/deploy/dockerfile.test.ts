@@ -7,38 +7,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { parseDockerfile } from './dockerfile.ts';
 import { repoRoot } from './external-tools.ts';
-
-interface Instruction {
-  readonly keyword: string;
-  readonly args: string;
-}
-
-/** Instructions per stage, continuation lines joined and comments dropped. */
-function parseDockerfile(text: string): { name: string; from: string; body: Instruction[] }[] {
-  const logical = text
-    .replace(/\\\n/g, ' ')
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line.length > 0 && !line.startsWith('#'));
-  const args = new Map<string, string>();
-  const stages: { name: string; from: string; body: Instruction[] }[] = [];
-  for (const line of logical) {
-    const [keyword = '', ...rest] = line.split(/\s+/);
-    const argText = rest.join(' ');
-    if (keyword === 'ARG' && stages.length === 0) {
-      const [name, value = ''] = argText.split('=');
-      if (name) args.set(name, value);
-    } else if (keyword === 'FROM') {
-      const [image = '', , name = ''] = argText.split(/\s+/);
-      const from = image.replace(/\$\{(\w+)\}/g, (_m, arg: string) => args.get(arg) ?? '');
-      stages.push({ name, from, body: [] });
-    } else {
-      stages.at(-1)?.body.push({ keyword: keyword.toUpperCase(), args: argText });
-    }
-  }
-  return stages;
-}
 
 const stages = parseDockerfile(readFileSync(join(repoRoot, 'deploy/Dockerfile'), 'utf8'));
 const runtime = stages.at(-1);
@@ -49,7 +19,7 @@ test('the image is multi-stage on node:24-slim and the last stage is the runtime
   assert.equal(runtime?.name, 'runtime');
 });
 
-test('the runtime holds production dependencies, sources and protos only', () => {
+test('the runtime holds production dependencies, compiled code and protos only', () => {
   const deps = stages.find((stage) => stage.name === 'deps');
   assert.ok(deps?.body.some((i) => i.keyword === 'RUN' && /npm ci --omit=dev/.test(i.args)));
   const copies = runtime?.body.filter((i) => i.keyword === 'COPY').map((i) => i.args) ?? [];
@@ -57,7 +27,7 @@ test('the runtime holds production dependencies, sources and protos only', () =>
     '--from=deps /app/node_modules ./node_modules',
     'package.json package-lock.json ./',
     'proto ./proto',
-    'src ./src',
+    '--from=build /app/dist ./dist',
   ]);
   assert.ok(
     !runtime?.body.some(
@@ -74,15 +44,17 @@ test('the process runs as a numeric non-root user and receives SIGTERM directly'
   assert.deepEqual(argv, [
     'node',
     '--disable-warning=TimeoutNegativeWarning',
-    '--max-semi-space-size=8',
-    'src/main.ts',
+    '--max-semi-space-size=4',
+    '--max-old-space-size=96',
+    '--v8-pool-size=1',
+    'dist/main.js',
   ]);
   const start = (
     JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
-      scripts: { start: string };
+      scripts: { 'start:dist': string };
     }
-  ).scripts.start;
-  assert.equal(argv.join(' '), start, 'the entry is `npm start` without npm');
+  ).scripts['start:dist'];
+  assert.equal(argv.join(' '), start, 'the entry is `npm run start:dist` without npm');
   assert.ok(!runtime?.body.some((i) => i.keyword === 'CMD'));
   assert.equal(runtime?.body.find((i) => i.keyword === 'STOPSIGNAL')?.args, 'SIGTERM');
   assert.match(runtime?.body.find((i) => i.keyword === 'EXPOSE')?.args ?? '', /^8080 50051$/);

@@ -1,4 +1,4 @@
-/** Runs ferry as a real child process (`node src/main.ts`), as `npm start` does. */
+/** Runs ferry as a real child process (`node src/main.ts` as `npm start` does, or another entry). */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { appendFile } from 'node:fs/promises';
@@ -15,8 +15,22 @@ export interface FerryProcess {
   exited(): Promise<number | string>;
 }
 
-export function spawnFerry(t: TestContext, env: Record<string, string>): FerryProcess {
-  const child = spawn(process.execPath, ['--disable-warning=TimeoutNegativeWarning', mainFile], {
+/**
+ * Starts ferry from its sources, or with `args` (node flags and script) in `cwd`, e.g.
+ * the compiled build as the container image runs it.
+ */
+export interface SpawnOptions {
+  readonly args?: readonly string[];
+  readonly cwd?: string;
+}
+
+export function spawnFerry(
+  t: TestContext,
+  env: Record<string, string>,
+  { args = ['--disable-warning=TimeoutNegativeWarning', mainFile], cwd }: SpawnOptions = {},
+): FerryProcess {
+  const child = spawn(process.execPath, args, {
+    ...(cwd ? { cwd } : {}),
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
