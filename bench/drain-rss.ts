@@ -17,13 +17,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, startBroker } from '../tools/kafka/broker.ts';
+import { connectAdmin, EmulatorChild } from './bench-context.ts';
 import { answers200, BenchChild } from './child-process.ts';
 import { benchCommands } from './command-mix.ts';
 import { ferryEntryArgs, ferryEntryKind } from './ferry-entry.ts';
 import { summariseSnapshot } from './heap-snapshot-summary.ts';
 import { LoadGenerator } from './load-generator.ts';
 import { ResultCollector } from './result-collector.ts';
-import { connectAdmin, EmulatorChild } from './scenarios.ts';
 
 const MIB = 1024 * 1024;
 const root = resolve(import.meta.dirname, '..');
