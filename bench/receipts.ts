@@ -13,8 +13,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Admin, Kafka, logLevel } from 'kafkajs';
+import type { Admin } from 'kafkajs';
 import { freePort, startBroker } from '../tools/kafka/broker.ts';
+import { connectAdmin } from './bench-context.ts';
 import { answers200, BenchChild } from './child-process.ts';
 import { ferryEntryArgs, ferryEntryKind } from './ferry-entry.ts';
 import { type HttpLoadResult, runHttpLoad } from './http-load.ts';
@@ -248,12 +249,7 @@ async function standalone(): Promise<void> {
     });
     brokers = broker.brokers;
   }
-  const admin = new Kafka({
-    clientId: 'ferry-bench-admin',
-    brokers: [brokers],
-    logLevel: logLevel.NOTHING,
-  }).admin();
-  await admin.connect();
+  const admin = await connectAdmin(brokers);
   const context: ReceiptsContext = {
     root,
     logsDir,

@@ -173,11 +173,21 @@ export async function runBacklog(
           commandRecords,
         },
       );
-      log(describe(figures));
-      if (stages) log(`  ferry stages p50/p99 ms: ${formatStages(stages)}`);
-      return stages ? { ...figures, stages } : figures;
+      return reported(figures, stages, log);
     },
   );
+}
+
+/** Logs a scenario's figures (and ferry's stages) and returns them with the stages. */
+function reported(
+  figures: ScenarioFigures,
+  stages: StageFigures[] | undefined,
+  log: Log,
+): ScenarioFigures {
+  log(describe(figures));
+  if (!stages) return figures;
+  log(`  ferry stages p50/p99 ms: ${formatStages(stages)}`);
+  return { ...figures, stages };
 }
 
 /** ferry's own stage figures since `before` (its metrics endpoint); undefined for the others. */
@@ -251,8 +261,6 @@ export async function runPaced(
         commandRecords,
       },
     );
-    log(describe(figures));
-    if (stages) log(`  ferry stages p50/p99 ms: ${formatStages(stages)}`);
-    return stages ? { ...figures, stages } : figures;
+    return reported(figures, stages, log);
   });
 }
