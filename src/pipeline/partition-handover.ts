@@ -53,9 +53,19 @@ export class PartitionHandover {
     const member = await this.stillMember().catch(() => 'unknown' as const);
     if (member === 'unknown') return 'unknown';
     if (!member) return 'not-owner';
-    await transactions.producer(partition);
+    // Always a new producer, also for a partition this replica kept: only initialising one
+    // waits for the partition's last transaction to complete, so that the offset read next
+    // is not the one from before this replica's own last commit.
+    await transactions.renew(partition);
     const current = await transactions.committed(partition);
     const committed = current && /^\d+$/.test(current.offset) ? BigInt(current.offset) : undefined;
+    if (ownership.readBehind(partition, committed)) {
+      logger.warn(
+        { partition, read: current?.offset },
+        'the group offset reads older than this replica committed it; reading it again',
+      );
+      return 'unknown';
+    }
     const stored = decodeSendIntent(current?.metadata);
     const intent =
       stored && committed !== undefined && BigInt(stored.untilOffset) >= committed
@@ -94,11 +104,12 @@ export class PartitionHandover {
       offset,
       metadata: intent ? encodeSendIntent(intent) : null,
       mayRetry: async () => {
-        // The outcome may be unknown (a restarting broker can still complete it): read
-        // the group offset again before going on, but only while no rebalance may have
-        // given the partition to another replica, and while this member still owns it.
-        if (!batch.isCurrent() || generation !== ownership.generation) return false;
+        // The outcome may be unknown (a restarting broker can still complete it): the group
+        // offset is read again before the next batch of the partition, whether this one
+        // retries or not. It retries only while no rebalance may have given the partition
+        // to another replica, and while this member still owns it.
         ownership.commitUncertain(partition);
+        if (!batch.isCurrent() || generation !== ownership.generation) return false;
         if (await this.stillMember().catch(() => false)) return true;
         ownership.rebalanceStarted();
         return false;

@@ -240,6 +240,17 @@ export class PartitionOwnership {
     if (state) state.quietUntil = undefined;
   }
 
+  /**
+   * Whether a group offset read at a takeover is behind what this replica itself
+   * committed while it kept the partition (and was not fenced): the read came before that
+   * commit's markers, and trusting it would read, send and commit that batch again.
+   */
+  readBehind(partition: number, committed: bigint | undefined): boolean {
+    const own = this.#partitions.get(partition)?.committedNext;
+    if (own === undefined) return false;
+    return committed === undefined || committed < BigInt(own.offset);
+  }
+
   needsTakeover(partition: number): boolean {
     return !(this.#partitions.get(partition)?.checked ?? false);
   }
