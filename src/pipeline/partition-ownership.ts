@@ -117,7 +117,8 @@ export class PartitionOwnership {
       state.floor = undefined;
       state.covered = undefined;
       state.fencedUntil = undefined;
-      if (!this.#owned.has(partition)) state.committedNext = undefined;
+      // Expelled and back: the group may have been empty meanwhile, its offsets reset.
+      if (rejoined || !this.#owned.has(partition)) state.committedNext = undefined;
     }
     return { rejoined };
   }

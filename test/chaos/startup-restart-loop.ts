@@ -1,15 +1,21 @@
 /**
  * A bounded loop of small chaos runs aimed at one moment: the broker restarting while
- * two replicas are still starting and committing their first batches, with a replica
- * added soon after (a rebalance that keeps most partitions where they are). That is
+ * replicas are still starting and committing their first batches, and a replica joining
+ * around the restart (a rebalance that leaves some partitions where they are). That is
  * when a replica takes a partition over right after committing it itself, while the
- * group coordinator may still hand out the offset from before that commit.
+ * transaction coordinator has not yet written that commit's markers (they are written
+ * again only once the restarted broker has loaded its transaction log), so the group
+ * offset still reads as it was before the commit.
+ *
+ * By default one replica starts and one is added: the two faults (the restart and the
+ * added replica) fall in the first and second half of the window in a random order.
  *
  * Each run has its own broker; it stops starting runs past the time budget.
  * Exit 0 when every run held exactly-once, 1 when one did not, 2 on a set-up failure.
  *
  * Usage: node --disable-warning=TimeoutNegativeWarning test/chaos/startup-restart-loop.ts
- *   [--runs=10] [--budget-ms=1200000] [--commands=400] [--window-ms=8000] [--seed=N]
+ *   [--runs=10] [--budget-ms=1200000] [--commands=400] [--window-ms=10000] [--replicas=1]
+ *   [--seed=N]
  */
 import { fullRunDefaults, shortBadInput } from './chaos-options.ts';
 import { runChaos } from './run-chaos.ts';
@@ -24,7 +30,8 @@ function flag(name: string, fallback: number): number {
 const runs = flag('runs', 10);
 const budgetMs = flag('budget-ms', 20 * 60_000);
 const commands = flag('commands', 400);
-const windowMs = flag('window-ms', 8_000);
+const windowMs = flag('window-ms', 10_000);
+const replicas = Math.max(1, flag('replicas', 1));
 const firstSeed = flag('seed', Math.floor(Math.random() * 2 ** 31));
 const log = (line: string): void => {
   process.stdout.write(`# ${new Date().toISOString().slice(11, 23)} ${line}\n`);
@@ -38,6 +45,7 @@ for (let run = 0; run < runs && Date.now() - started < budgetMs; run += 1) {
   const report = await runChaos({
     ...fullRunDefaults,
     commands,
+    replicas,
     kills: 0,
     brokerRestarts: 1,
     addReplica: true,

@@ -183,4 +183,8 @@ test('readBehind says nothing once the partition was elsewhere or another replic
   ownership.batchCommitted(0, { topic: 't', lastOffset: '19', intentUntil: '29', assignment: 3 });
   ownership.fenced(0, 1_000, ownership.assignment, 0);
   assert.equal(ownership.readBehind(0, 5n), false, 'fenced: another producer took the id');
+  ownership.assigned([0], 'm');
+  ownership.batchCommitted(0, { topic: 't', lastOffset: '29', intentUntil: '39', assignment: 4 });
+  ownership.assigned([0], 'm2');
+  assert.equal(ownership.readBehind(0, 5n), false, 'expelled and back: the offsets may be reset');
 });
