@@ -7,18 +7,20 @@
  * again only once the restarted broker has loaded its transaction log), so the group
  * offset still reads as it was before the commit.
  *
- * By default one replica starts and one is added: the two faults (the restart and the
- * added replica) fall in the first and second half of the window in a random order.
+ * One replica starts; a second is added at a random point 3–7 s into the run (the
+ * first one has been committing for a while by then) and the broker restarts 0–1.5 s
+ * later, so the second one's join lands when the broker is back and the group
+ * rebalances while the first one's last transactions may still be completing.
  *
  * Each run has its own broker; it stops starting runs past the time budget.
  * Exit 0 when every run held exactly-once, 1 when one did not, 2 on a set-up failure.
  *
  * Usage: node --disable-warning=TimeoutNegativeWarning test/chaos/startup-restart-loop.ts
- *   [--runs=10] [--budget-ms=1200000] [--commands=400] [--window-ms=10000] [--replicas=1]
- *   [--seed=N]
+ *   [--runs=10] [--budget-ms=1200000] [--commands=400] [--window-ms=10000] [--seed=N]
  */
 import { fullRunDefaults, shortBadInput } from './chaos-options.ts';
 import { runChaos } from './run-chaos.ts';
+import { createSeededRandom } from './seeded-random.ts';
 
 function flag(name: string, fallback: number): number {
   const raw = process.argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1];
@@ -31,7 +33,6 @@ const runs = flag('runs', 10);
 const budgetMs = flag('budget-ms', 20 * 60_000);
 const commands = flag('commands', 400);
 const windowMs = flag('window-ms', 10_000);
-const replicas = Math.max(1, flag('replicas', 1));
 const firstSeed = flag('seed', Math.floor(Math.random() * 2 ** 31));
 const log = (line: string): void => {
   process.stdout.write(`# ${new Date().toISOString().slice(11, 23)} ${line}\n`);
@@ -42,13 +43,17 @@ const failures: string[] = [];
 let done = 0;
 for (let run = 0; run < runs && Date.now() - started < budgetMs; run += 1) {
   const seed = (firstSeed + run) % 2 ** 31;
+  const random = createSeededRandom(seed);
+  const addAtMs = random.int(3_000, 7_000);
+  const restartAtMs = addAtMs + random.int(0, 1_500);
   const report = await runChaos({
     ...fullRunDefaults,
     commands,
-    replicas,
-    kills: 0,
-    brokerRestarts: 1,
-    addReplica: true,
+    replicas: 1,
+    faultPlan: [
+      { kind: 'add', atMs: addAtMs },
+      { kind: 'broker', atMs: restartAtMs },
+    ],
     produceWindowMs: windowMs,
     badInput: shortBadInput,
     compressedPerCodec: 0,
