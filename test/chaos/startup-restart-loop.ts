@@ -60,7 +60,10 @@ for (let run = 0; run < runs && Date.now() - started < budgetMs; run += 1) {
     oversizeBytes: 0,
     drainTimeoutMs: 90_000,
     brokerHeapMb: 384,
-    ferryEnv: { FERRY_LOG_LEVEL: 'debug' },
+    // A session longer than the outage (a restart takes 2-15 s here): the members keep
+    // their ids through it, so the rebalance after it leaves partitions with the replica
+    // that committed them, producers and all.
+    ferryEnv: { FERRY_LOG_LEVEL: 'debug', FERRY_KAFKA_SESSION_TIMEOUT_MS: '20000' },
     seed,
     log: () => undefined,
   }).catch((error: unknown) => {
