@@ -36,9 +36,10 @@ export class PartitionHandover {
 
   /**
    * What this replica must know about a partition before its first batch in an
-   * assignment, read only after its transactional producer is initialised: that
-   * fences the previous owner (a zombie can no longer commit) and completes its
-   * pending transaction, so the group offset read next is final.
+   * assignment, read only after a new transactional producer of the partition is
+   * initialised: that fences the previous owner (a zombie can no longer commit) and
+   * completes the partition's last transaction, whoever wrote it, so the group offset
+   * read next is final. A read behind what this replica committed itself is refused.
    * The send intent found beside it is another writer's or this process's own; another
    * writer's sends are waited out, `inDoubtSettleMs` on this clock, before its range is
    * looked up (see PartitionOwnership.takenOver).
@@ -53,9 +54,29 @@ export class PartitionHandover {
     const member = await this.stillMember().catch(() => 'unknown' as const);
     if (member === 'unknown') return 'unknown';
     if (!member) return 'not-owner';
-    await transactions.producer(partition);
+    // Always a new producer, also for a partition this replica kept: only initialising one
+    // waits for the partition's last transaction to complete, so that the offset read next
+    // is not the one from before this replica's own last commit.
+    try {
+      await transactions.renew(partition);
+    } catch (error: unknown) {
+      // The previous transaction may still be completing (a broker that just restarted
+      // writes its markers once it has loaded its log): this partition waits and tries again.
+      logger.warn(
+        { partition, err: error instanceof Error ? error.message : String(error) },
+        "initialising the partition's producer failed; trying again",
+      );
+      return 'unknown';
+    }
     const current = await transactions.committed(partition);
     const committed = current && /^\d+$/.test(current.offset) ? BigInt(current.offset) : undefined;
+    if (ownership.readBehind(partition, committed)) {
+      logger.warn(
+        { partition, read: current?.offset },
+        'the group offset reads older than this replica committed it; reading it again',
+      );
+      return 'unknown';
+    }
     const stored = decodeSendIntent(current?.metadata);
     const intent =
       stored && committed !== undefined && BigInt(stored.untilOffset) >= committed
@@ -94,11 +115,12 @@ export class PartitionHandover {
       offset,
       metadata: intent ? encodeSendIntent(intent) : null,
       mayRetry: async () => {
-        // The outcome may be unknown (a restarting broker can still complete it): read
-        // the group offset again before going on, but only while no rebalance may have
-        // given the partition to another replica, and while this member still owns it.
-        if (!batch.isCurrent() || generation !== ownership.generation) return false;
+        // The outcome may be unknown (a restarting broker can still complete it): the group
+        // offset is read again before the next batch of the partition, whether this one
+        // retries or not. It retries only while no rebalance may have given the partition
+        // to another replica, and while this member still owns it.
         ownership.commitUncertain(partition);
+        if (!batch.isCurrent() || generation !== ownership.generation) return false;
         if (await this.stillMember().catch(() => false)) return true;
         ownership.rebalanceStarted();
         return false;

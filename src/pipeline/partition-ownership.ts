@@ -117,7 +117,8 @@ export class PartitionOwnership {
       state.floor = undefined;
       state.covered = undefined;
       state.fencedUntil = undefined;
-      if (!this.#owned.has(partition)) state.committedNext = undefined;
+      // Expelled and back: the group may have been empty meanwhile, its offsets reset.
+      if (rejoined || !this.#owned.has(partition)) state.committedNext = undefined;
     }
     return { rejoined };
   }
@@ -238,6 +239,17 @@ export class PartitionOwnership {
   quietOver(partition: number): void {
     const state = this.#partitions.get(partition);
     if (state) state.quietUntil = undefined;
+  }
+
+  /**
+   * Whether a group offset read at a takeover is behind what this replica itself
+   * committed while it kept the partition (and was not fenced): the read came before that
+   * commit's markers, and trusting it would read, send and commit that batch again.
+   */
+  readBehind(partition: number, committed: bigint | undefined): boolean {
+    const own = this.#partitions.get(partition)?.committedNext;
+    if (own === undefined) return false;
+    return committed === undefined || committed < BigInt(own.offset);
   }
 
   needsTakeover(partition: number): boolean {

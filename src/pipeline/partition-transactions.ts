@@ -77,6 +77,17 @@ export class PartitionTransactions {
     return producer;
   }
 
+  /**
+   * A new producer for the partition, the one it had closed first. Initialising it waits
+   * until the id's last transaction is complete, this replica's own included: EndTxn
+   * returns before the coordinator writes its markers, and until then the group offset
+   * reads as it was before that transaction.
+   */
+  async renew(partition: number): Promise<TransactionalProducer> {
+    await this.close([partition]);
+    return this.producer(partition);
+  }
+
   /** The group's committed offset (with metadata) of one partition, read now. */
   async committed(partition: number): Promise<PartitionOffset | undefined> {
     const { kafka, groupId, topic } = this.#options;

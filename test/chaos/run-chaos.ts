@@ -68,6 +68,11 @@ export interface ChaosOptions {
   readonly keepLogsDir?: string;
   /** Progress lines. */
   readonly log: (line: string) => void;
+  /**
+   * The faults and their times (ms after the start of production), instead of the random
+   * plan; `kills`, `brokerRestarts` and `addReplica` are then not used.
+   */
+  readonly faultPlan?: readonly PlannedFault[];
   /** Aborts the run at its next wait; it still cleans up. */
   readonly signal?: AbortSignal;
 }
@@ -80,9 +85,9 @@ export interface ChaosReport {
   readonly logsKeptIn?: string;
 }
 
-type FaultKind = 'kill' | 'broker' | 'add';
+export type FaultKind = 'kill' | 'broker' | 'add';
 
-interface PlannedFault {
+export interface PlannedFault {
   readonly kind: FaultKind;
   readonly atMs: number;
 }
@@ -280,7 +285,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       }
     })();
 
-    const faults = planFaults(options, random);
+    const faults = options.faultPlan ?? planFaults(options, random);
     const brokerDownWindows: { fromMs: number; toMs: number }[] = [];
     let lastFaultAt = runStart;
     const faultLog: string[] = [];

@@ -157,3 +157,34 @@ test('fenced: what this replica committed last is no longer releasable, whatever
   ownership.fenced(0, 1_000, ownership.assignment - 1, 0);
   assert.deepEqual(ownership.releasable(), [], 'another replica committed since');
 });
+
+test("readBehind: a takeover read older than this replica's own commit of a partition it kept is refused", () => {
+  const ownership = new PartitionOwnership();
+  ownership.assigned([0, 1], 'm');
+  ownership.takenOver(0, { committed: undefined, intent: undefined, own: false });
+  assert.equal(ownership.readBehind(0, undefined), false, 'nothing committed here yet');
+  ownership.batchCommitted(0, { topic: 't', lastOffset: '9', intentUntil: '19', assignment: 1 });
+  // A rebalance that leaves partition 0 here; the group offset is read again.
+  ownership.assigned([0, 1], 'm');
+  assert.equal(ownership.readBehind(0, undefined), true, 'read before the first commit landed');
+  assert.equal(ownership.readBehind(0, 0n), true, 'read before the last commit landed');
+  assert.equal(ownership.readBehind(0, 10n), false);
+  assert.equal(ownership.readBehind(0, 25n), false, 'moved on since: fine');
+  assert.equal(ownership.readBehind(1, 0n), false, 'never committed by this replica');
+});
+
+test('readBehind says nothing once the partition was elsewhere or another replica fenced this one', () => {
+  const ownership = new PartitionOwnership();
+  ownership.assigned([0], 'm');
+  ownership.batchCommitted(0, { topic: 't', lastOffset: '9', intentUntil: '19', assignment: 1 });
+  ownership.assigned([], 'm');
+  ownership.assigned([0], 'm');
+  assert.equal(ownership.readBehind(0, 5n), false, 'another owner in between');
+  ownership.batchCommitted(0, { topic: 't', lastOffset: '19', intentUntil: '29', assignment: 3 });
+  ownership.fenced(0, 1_000, ownership.assignment, 0);
+  assert.equal(ownership.readBehind(0, 5n), false, 'fenced: another producer took the id');
+  ownership.assigned([0], 'm');
+  ownership.batchCommitted(0, { topic: 't', lastOffset: '29', intentUntil: '39', assignment: 4 });
+  ownership.assigned([0], 'm2');
+  assert.equal(ownership.readBehind(0, 5n), false, 'expelled and back: the offsets may be reset');
+});
