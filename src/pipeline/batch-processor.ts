@@ -1,0 +1,391 @@
+/**
+ * One partition batch from takeover until its results are committed: the handover
+ * checks, the send intent, lookups of what an earlier owner may have sent, the sends,
+ * and the transaction of results, dead letters and offset. The pipeline decides when a
+ * batch runs (lanes, backpressure, lifecycle); this decides what running it does.
+ */
+import type { InboundRecord, RecordBatch } from '../kafka/kafka-client.ts';
+import type { Logger } from '../observability/logger.ts';
+import { boundedTypeLabel, type FerryMetrics } from '../observability/metrics.ts';
+import { incEach } from '../observability/tally.ts';
+import type { CommandSpan } from '../observability/tracing.ts';
+import { pause, unlessAborted } from './abortable.ts';
+import type { BatchTrace } from './batch-trace.ts';
+import type { Batcher } from './batcher.ts';
+import type { Command, CommandReaderOptions, ValidCommand } from './command.ts';
+import type { CommitMetrics } from './commit-metrics.ts';
+import {
+  type Dispatcher,
+  type LookupAnswer,
+  type Outbound,
+  outcomeOfLookup,
+  type SendOutcome,
+} from './dispatcher.ts';
+import { readCommandGuarded } from './last-resort.ts';
+import { buildOutputRecords, errorText } from './output-records.ts';
+import type { PartitionHandover } from './partition-handover.ts';
+import type { PartitionOwnership } from './partition-ownership.ts';
+import { type Result, sendResult, validationResult } from './result.ts';
+import { isReconcilable, maxOffset, type SendIntent } from './send-intent.ts';
+
+export interface BatchProcessorOptions {
+  readonly metrics: FerryMetrics;
+  readonly logger: Logger;
+  readonly topics: { readonly results: string; readonly dlq: string };
+  readonly recordMaxBytes: number;
+  readonly propagateHeaders?: readonly string[] | undefined;
+  /** See PipelineOptions.lookupDelayMs and leaseMs. */
+  readonly lookupDelayMs: number;
+  readonly leaseMs: number;
+  readonly ownership: PartitionOwnership;
+  readonly handover: PartitionHandover;
+  readonly dispatcher: Dispatcher;
+  readonly batcher: Batcher<Outbound>;
+  readonly commitMetrics: CommitMetrics;
+  readonly reader: CommandReaderOptions;
+  /** Names this process in the send intents it writes. */
+  readonly instanceId: string;
+  /** When the group coordinator last confirmed this member, ms since the epoch (0: never). */
+  readonly confirmedAt: () => number;
+  /** The pipeline is stopping: partial envelopes go out at once. */
+  readonly stopping: () => boolean;
+}
+
+/** The offset `count` records past `offset`. */
+function ahead(offset: string, count: number): string {
+  return (BigInt(offset) + BigInt(count)).toString();
+}
+
+/**
+ * Records past a batch that the send intent written with it covers in advance, so that
+ * the next batches need no intent transaction of their own. Fetched batches vary in size
+ * under load, so one batch's length ahead left every second batch uncovered; the price of
+ * a longer reach is paid only after a failover, when the next owner looks those offsets
+ * up in a few large envelopes instead of sending them straight away.
+ */
+const INTENT_REACH_MIN = 256;
+
+function intentReach(batchLength: number): number {
+  return Math.max(2 * batchLength, INTENT_REACH_MIN);
+}
+
+const FENCED_RETRY_MS = 500;
+
+export class BatchProcessor {
+  readonly #options: BatchProcessorOptions;
+  readonly #log: Logger;
+  readonly #ownership: PartitionOwnership;
+  readonly #handover: PartitionHandover;
+  readonly #dispatcher: Dispatcher;
+  readonly #batcher: Batcher<Outbound>;
+  readonly #commitMetrics: CommitMetrics;
+  readonly #reader: CommandReaderOptions;
+  readonly #instanceId: string;
+
+  constructor(options: BatchProcessorOptions) {
+    this.#options = options;
+    this.#log = options.logger;
+    this.#ownership = options.ownership;
+    this.#handover = options.handover;
+    this.#dispatcher = options.dispatcher;
+    this.#batcher = options.batcher;
+    this.#commitMetrics = options.commitMetrics;
+    this.#reader = options.reader;
+    this.#instanceId = options.instanceId;
+  }
+
+  /**
+   * One fetched batch of a partition, from takeover to committed results. Every wait in
+   * it ends as soon as a rebalance starts (`signal`): the batch is then read again, so
+   * kafkajs can rejoin the group without waiting for the gateway, a lookup or a commit.
+   */
+  async process(
+    batch: RecordBatch,
+    generation: number,
+    assignment: number,
+    signal: AbortSignal,
+    trace?: BatchTrace,
+  ): Promise<'done' | 'again'> {
+    const ownership = this.#ownership;
+    const { partition } = batch;
+    if (ownership.fencedState(partition) === 'hold') {
+      // Another replica initialised this partition's producer: it is not ours until the
+      // group says so again. Touching the producer now would fence the rightful owner.
+      await pause(FENCED_RETRY_MS, signal);
+      return 'again';
+    }
+    if (!(await pause(ownership.quietFor(partition), signal))) return 'again';
+    ownership.quietOver(partition);
+    if (ownership.needsTakeover(partition)) {
+      const takeover = await this.#handover.takeOver(partition, signal);
+      if (takeover === 'rebalancing') return 'again';
+      if (takeover === 'unknown') {
+        await pause(FENCED_RETRY_MS, signal);
+        return 'again';
+      }
+      if (takeover === 'not-owner') {
+        // The group is rebalancing or forgot this member: fencing now could take the
+        // partition from its rightful owner. kafkajs rejoins, and the group decides.
+        ownership.rebalanceStarted();
+        await pause(FENCED_RETRY_MS, signal);
+        return 'again';
+      }
+    }
+    // kafkajs may have read the group offset before the previous owner's last commit:
+    // what that owner committed is skipped, in this batch and the ones after it.
+    const floor = ownership.floor(partition);
+    const inbound =
+      floor === undefined ? batch.records : batch.records.filter((r) => BigInt(r.offset) >= floor);
+    const first = inbound[0];
+    const last = inbound[inbound.length - 1];
+    if (!first || !last) return 'done';
+    const firstOffset = first.offset;
+    const lastOffset = last.offset;
+    const commands = inbound.map((record) =>
+      readCommandGuarded(record, this.#reader, (r, error) => this.#internalError('read', r, error)),
+    );
+    trace?.begin(commands);
+    incEach(
+      this.#options.metrics.commandsConsumed,
+      commands.map((command) => ({ transport: command.transport })),
+    );
+    incEach(
+      this.#options.metrics.validationFailures,
+      commands.flatMap((command) => (command.kind === 'invalid' ? [{ rule: command.rule }] : [])),
+    );
+    const isInDoubt = (offset: string) => ownership.inDoubt(partition, offset);
+    const reconcilable = (command: Command): command is ValidCommand =>
+      command.kind === 'valid' && isReconcilable(command.type, command.id);
+
+    const startedMs = performance.now();
+    let intentMs = 0;
+    if (commands.some(reconcilable)) {
+      // Durable before anything goes out: these offsets may reach the gateway, and the next
+      // owner of the partition must know to look them up instead of sending them again.
+      // The intent the last commit left may already cover this batch; else one is
+      // written now, reaching past the batch so that the next one is likely covered too.
+      if (!ownership.covers(partition, lastOffset)) {
+        const intent: SendIntent = {
+          untilOffset: maxOffset(
+            ahead(lastOffset, intentReach(inbound.length)),
+            ownership.doubtUntil(partition),
+          ),
+          atMs: Date.now(),
+          by: this.#instanceId,
+        };
+        const written = await this.#handover.commit(
+          batch,
+          [],
+          firstOffset,
+          intent,
+          generation,
+          assignment,
+        );
+        if (!written) return 'again';
+        ownership.intentWritten(partition, intent.untilOffset);
+        intentMs = performance.now() - startedMs;
+        this.#options.metrics.stageDuration.observe({ stage: 'intent' }, intentMs / 1000);
+      }
+    }
+    const isCurrent = () =>
+      batch.isCurrent() && ownership.generation === generation && this.#leaseHeld();
+    // Commands an earlier owner may have sent are looked up together, in few large
+    // envelopes, before anything of the batch goes out: those the gateway knows end
+    // with their status record; the others are known unsent and go out as usual.
+    const doubtful = commands.filter(
+      (command): command is ValidCommand =>
+        reconcilable(command) &&
+        isInDoubt(command.record.offset) &&
+        !ownership.hasCarried(partition, command.record.offset),
+    );
+    const checked = new Map<string, LookupAnswer>();
+    if (doubtful.length > 0) {
+      const targets = trace ? trace.lookupTargets(doubtful) : doubtful;
+      const answer = await unlessAborted(this.#dispatcher.lookUp(targets), signal);
+      if (signal.aborted) return 'again';
+      answer?.forEach((known, index) => {
+        checked.set((doubtful[index] as ValidCommand).record.offset, known);
+      });
+    }
+    const pending = commands.map((command, index) => {
+      const offset = command.record.offset;
+      const known = checked.get(offset);
+      const span = trace?.span(index);
+      if (known) {
+        const settled = outcomeOfLookup(known, 1);
+        // Not known to the gateway: proven unsent, so it goes out without another lookup.
+        return settled ? Promise.resolve(settled) : this.#send(command, false, isCurrent, span);
+      }
+      const inDoubt = isInDoubt(offset);
+      const earlier = ownership.takeCarried(partition, offset);
+      if (!earlier) return this.#send(command, inDoubt, isCurrent, span);
+      // Handed out by this process in an earlier read of the batch: its answer is the
+      // outcome. What was given up goes out now, after a lookup if it may have arrived.
+      return earlier.then((outcome) =>
+        outcome?.kind === 'abandoned'
+          ? this.#send(command, inDoubt || outcome.sent, isCurrent, span)
+          : outcome,
+      );
+    });
+    // Everything fetched of the partition is in this batch (what arrives later waits in
+    // the lane until it is committed): the envelopes leave without waiting out the linger.
+    if (this.#options.stopping()) this.#batcher.flushAll();
+    else this.#batcher.inputDrained();
+    const outcomes = await unlessAborted(Promise.all(pending), signal);
+    if (outcomes === undefined) {
+      // A rebalance started: the batch returns now and is read again. Its sends in
+      // flight go on; if the partition stays here, their answers are taken over.
+      this.#carry(partition, commands, pending);
+      return 'again';
+    }
+    if (outcomes.some((outcome) => outcome?.kind === 'abandoned')) {
+      // Requests of this batch may still be on their way through the gateway: the batch
+      // is read again, and its lookups wait until those can have landed.
+      this.#carry(partition, commands, pending);
+      ownership.abandoned(partition, this.#options.lookupDelayMs);
+      return 'again';
+    }
+    const sentMs = performance.now();
+    const { stageDuration } = this.#options.metrics;
+    stageDuration.observe({ stage: 'send' }, (sentMs - startedMs - intentMs) / 1000);
+
+    const { records, results, deadLetterReasons } = buildOutputRecords(
+      commands,
+      (command, index) => this.#resultOf(command, outcomes[index]),
+      {
+        topics: this.#options.topics,
+        maxBytes: this.#options.recordMaxBytes,
+        onInternalError: (command, error) => this.#internalError('output', command.record, error),
+        propagateHeaders: this.#options.propagateHeaders ?? [],
+      },
+    );
+    // Offsets past this batch that an earlier owner may have sent stay in doubt; the
+    // intent stored with the offset also covers the next batch ahead of time.
+    const nextIntent: SendIntent = {
+      untilOffset: maxOffset(
+        ahead(lastOffset, intentReach(inbound.length)),
+        ownership.doubtBeyond(partition, lastOffset),
+      ),
+      atMs: Date.now(),
+      by: this.#instanceId,
+    };
+    const next = (BigInt(lastOffset) + 1n).toString();
+    const committed = await this.#handover.commit(
+      batch,
+      records,
+      next,
+      nextIntent,
+      generation,
+      assignment,
+    );
+    if (!committed) {
+      // The answers are known: the batch read again commits them instead of asking.
+      this.#carry(partition, commands, pending);
+      return 'again';
+    }
+    stageDuration.observe({ stage: 'commit' }, (performance.now() - sentMs) / 1000);
+    ownership.batchCommitted(partition, {
+      topic: batch.topic,
+      lastOffset,
+      intentUntil: nextIntent.untilOffset,
+      assignment,
+    });
+    this.#count(results, deadLetterReasons);
+    this.#commitMetrics.committed(commands, results);
+    trace?.committed(results);
+    this.#log.debug(
+      {
+        partition: batch.partition,
+        commands: commands.length,
+        intentMs: Math.round(intentMs),
+        sendMs: Math.round(sentMs - startedMs - intentMs),
+        commitMs: Math.round(performance.now() - sentMs),
+      },
+      'batch committed',
+    );
+    return 'done';
+  }
+
+  /** What a batch that did not commit handed out, kept for the batch read again. */
+  #carry(
+    partition: number,
+    commands: readonly Command[],
+    pending: readonly Promise<SendOutcome | undefined>[],
+  ): void {
+    this.#ownership.batchCarried(
+      partition,
+      commands.map((command, index) => [
+        command.record.offset,
+        pending[index] as Promise<SendOutcome | undefined>,
+      ]),
+    );
+  }
+
+  /** Whether the coordinator confirmed this member recently enough to send (see `leaseMs`). */
+  #leaseHeld(): boolean {
+    const confirmedAt = this.#options.confirmedAt();
+    return Date.now() - confirmedAt < this.#options.leaseMs;
+  }
+
+  #send(
+    command: Command,
+    inDoubt: boolean,
+    isCurrent: () => boolean,
+    span?: CommandSpan,
+  ): Promise<SendOutcome | undefined> {
+    if (command.kind === 'invalid') return Promise.resolve(undefined);
+    return new Promise((settle) => {
+      this.#batcher.add(command.transport, {
+        json: command.json,
+        id: command.id,
+        type: command.type,
+        reconcilable: isReconcilable(command.type, command.id),
+        inDoubt,
+        isCurrent,
+        settle,
+        span,
+      });
+    });
+  }
+
+  #resultOf(command: Command, outcome: SendOutcome | undefined): Result {
+    if (command.kind === 'invalid') return validationResult(command);
+    if (!outcome || outcome.kind === 'abandoned') {
+      throw new Error('a valid command reached its result without an outcome');
+    }
+    return sendResult(command as ValidCommand, outcome);
+  }
+
+  /** A record ferry failed on: counted and logged; it already has its internal-error result. */
+  #internalError(step: 'read' | 'output', record: InboundRecord, error: unknown): void {
+    this.#options.metrics.internalErrors.inc({ step });
+    this.#log.error(
+      {
+        step,
+        partition: record.partition,
+        offset: record.offset,
+        err: errorText(error),
+      },
+      'internal error on a record: it gets an internal-error result and a dead letter',
+    );
+  }
+
+  #count(results: readonly Result[], deadLetterReasons: readonly string[]): void {
+    const { metrics } = this.#options;
+    incEach(
+      metrics.deadLetters,
+      deadLetterReasons.map((reason) => ({ reason })),
+    );
+    incEach(
+      metrics.results,
+      results.map((result) => ({
+        type: boundedTypeLabel(result.type),
+        stage: result.stage,
+        success: String(result.success),
+      })),
+    );
+    let parts = 0;
+    for (const result of results) if (typeof result.parts === 'number') parts += result.parts;
+    if (parts > 0) metrics.partsBilled.inc(parts);
+  }
+}
