@@ -143,7 +143,8 @@ export const GATEWAY_DURATION_BUCKETS_SECONDS: readonly number[] = [
 /** `ferry_end_to_end_seconds` buckets: 25 ms to 60 s, with 2 s (the latency objective) as a bound. */
 /** Fine at the low end: the stages of a batch take milliseconds when all is well. */
 export const STAGE_BUCKETS_SECONDS: readonly number[] = [
-  0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5,
+  0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.04, 0.05, 0.055, 0.06, 0.075, 0.1, 0.15, 0.25, 0.5, 1,
+  2.5, 5,
 ];
 
 export const END_TO_END_BUCKETS_SECONDS: readonly number[] = [
