@@ -7,7 +7,7 @@
  * before the next. The same checks as the single-broker run (verify-run.ts), and no
  * replica may exit: losing one node of three is not an outage.
  */
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -18,6 +18,7 @@ import { loopbackEnv } from '../helpers/ferry.ts';
 import { createTopics, groupLag, PlannedProducer, readTopic, recordCount } from './chaos-kafka.ts';
 import { buildCommandMix } from './command-mix.ts';
 import { killOnExit, ReplicaSet } from './ferry-replicas.ts';
+import { keepRunFiles } from './kept-logs.ts';
 import { killLeaders, type LeaderKill } from './leader-kills.ts';
 import { createSeededRandom } from './seeded-random.ts';
 import { type ChaosFigures, verifyRun } from './verify-run.ts';
@@ -248,15 +249,13 @@ export async function runClusterChaos(options: ClusterChaosOptions): Promise<Clu
       producerResends: producer.resends,
       ferryResends: await countLines(dir, replicas.names, 'sending their records again'),
     };
-    let logsKeptIn: string | undefined;
-    if (failed && options.keepLogsDir) {
-      logsKeptIn = join(options.keepLogsDir, `ferry-cluster-chaos-${options.seed}-${Date.now()}`);
-      await cp(dir, logsKeptIn, { recursive: true });
-      await writeFile(
-        join(logsKeptIn, 'report.json'),
-        JSON.stringify({ violations, figures }, null, 2),
-      );
-    }
+    const logsKeptIn =
+      failed && options.keepLogsDir
+        ? await keepRunFiles(dir, options.keepLogsDir, `ferry-cluster-chaos-${options.seed}`, {
+            violations,
+            figures,
+          })
+        : undefined;
     return { ok: !failed, violations, figures, ...(logsKeptIn ? { logsKeptIn } : {}) };
   } finally {
     stopped = true;

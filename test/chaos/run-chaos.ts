@@ -6,7 +6,7 @@
  * added; then it waits for the group's lag to drain, reads back what ferry
  * committed, and checks exactly-once. Everything it started is stopped and removed.
  */
-import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -27,6 +27,7 @@ import {
 import { buildCommandMix, type PlannedRecord } from './command-mix.ts';
 import { killOnExit, ReplicaSet } from './ferry-replicas.ts';
 import { KAFKA_CODECS, kcatProduce } from './kcat-producer.ts';
+import { keepRunFiles } from './kept-logs.ts';
 import { createSeededRandom, type SeededRandom } from './seeded-random.ts';
 import { type ChaosFigures, verifyRun } from './verify-run.ts';
 
@@ -393,16 +394,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       ...(oversize ? { oversize } : {}),
     });
     failed = report.violations.length > 0;
-    let logsKeptIn: string | undefined;
-    if (failed && options.keepLogsDir) {
-      logsKeptIn = join(options.keepLogsDir, `ferry-chaos-${options.seed}-${Date.now()}`);
-      // The broker's data too: the results and dead-letter topics are the evidence.
-      await cp(dir, logsKeptIn, { recursive: true });
-      await writeFile(
-        join(logsKeptIn, 'report.json'),
-        JSON.stringify({ violations: report.violations, figures: report.figures }, null, 2),
-      );
-    }
+    const logsKeptIn =
+      failed && options.keepLogsDir
+        ? await keepRunFiles(dir, options.keepLogsDir, `ferry-chaos-${options.seed}`, {
+            violations: report.violations,
+            figures: report.figures,
+          })
+        : undefined;
     return {
       ok: !failed,
       violations: report.violations,
