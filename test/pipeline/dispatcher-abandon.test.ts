@@ -4,32 +4,12 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createMetrics } from '../../src/observability/metrics.ts';
-import { Dispatcher, type Outbound, type SendOutcome } from '../../src/pipeline/dispatcher.ts';
-import { SendGate } from '../../src/pipeline/send-gate.ts';
-import { GatewayClient } from '../../src/upstream/gateway-client.ts';
-import { GatewayHttp } from '../../src/upstream/gateway-http.ts';
+import type { Outbound, SendOutcome } from '../../src/pipeline/dispatcher.ts';
 import { smsOperation } from '../fixtures/operations.ts';
-import { startEmulator, TEST_API_KEY, testLogger } from '../helpers/ferry.ts';
+import { dispatcherAgainstEmulator } from '../helpers/dispatcher.ts';
 
-async function dispatcherFor(t: import('node:test').TestContext) {
-  const emulator = await startEmulator(t);
-  const http = new GatewayHttp({ syncBaseUrl: emulator.url, requestTimeoutMs: 1_000 });
-  t.after(() => http.close());
-  const dispatcher = new Dispatcher({
-    gateway: new GatewayClient({ http, apiKey: TEST_API_KEY }),
-    gate: new SendGate(),
-    logger: testLogger(),
-    metrics: createMetrics(),
-    concurrency: 2,
-    rateLimitRps: 0,
-    maxAttempts: 3,
-    retryBaseMs: 10,
-    retryMaxMs: 20,
-    lookupDelayMs: 10,
-    onAccessDenied: () => undefined,
-  });
-  return { dispatcher, emulator };
+function dispatcherFor(t: import('node:test').TestContext) {
+  return dispatcherAgainstEmulator(t);
 }
 
 function item(id: number, inDoubt: boolean, current: boolean): [Outbound, Promise<SendOutcome>] {

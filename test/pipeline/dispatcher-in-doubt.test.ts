@@ -6,33 +6,13 @@
 import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createMetrics, type FerryMetrics } from '../../src/observability/metrics.ts';
-import { Dispatcher, type Outbound, type SendOutcome } from '../../src/pipeline/dispatcher.ts';
-import { SendGate } from '../../src/pipeline/send-gate.ts';
-import { GatewayClient } from '../../src/upstream/gateway-client.ts';
-import { GatewayHttp } from '../../src/upstream/gateway-http.ts';
+import type { FerryMetrics } from '../../src/observability/metrics.ts';
+import type { Outbound, SendOutcome } from '../../src/pipeline/dispatcher.ts';
 import { smsOperation } from '../fixtures/operations.ts';
-import { startEmulator, TEST_API_KEY, testLogger } from '../helpers/ferry.ts';
+import { dispatcherAgainstEmulator } from '../helpers/dispatcher.ts';
 
-async function dispatcherFor(t: TestContext, latencyMs: number) {
-  const emulator = await startEmulator(t, { knobs: { latencyMs } });
-  const http = new GatewayHttp({ syncBaseUrl: emulator.url, requestTimeoutMs: 5_000 });
-  t.after(() => http.close());
-  const metrics = createMetrics();
-  const dispatcher = new Dispatcher({
-    gateway: new GatewayClient({ http, apiKey: TEST_API_KEY }),
-    gate: new SendGate(),
-    logger: testLogger(),
-    metrics,
-    concurrency: 2,
-    rateLimitRps: 0,
-    maxAttempts: 3,
-    retryBaseMs: 10,
-    retryMaxMs: 20,
-    lookupDelayMs: 10,
-    onAccessDenied: () => undefined,
-  });
-  return { dispatcher, metrics, emulator };
+function dispatcherFor(t: TestContext, latencyMs: number) {
+  return dispatcherAgainstEmulator(t, { latencyMs, requestTimeoutMs: 5_000 });
 }
 
 async function inDoubt(metrics: FerryMetrics): Promise<number | undefined> {

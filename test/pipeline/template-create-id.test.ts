@@ -7,13 +7,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { answerIdOf, readSyncResponse } from '../../src/contract/index.ts';
 import { FerryError } from '../../src/errors.ts';
-import { createMetrics } from '../../src/observability/metrics.ts';
-import { Dispatcher, type Outbound, type SendOutcome } from '../../src/pipeline/dispatcher.ts';
-import { SendGate } from '../../src/pipeline/send-gate.ts';
-import { GatewayClient } from '../../src/upstream/gateway-client.ts';
-import { GatewayHttp } from '../../src/upstream/gateway-http.ts';
+import type { Outbound, SendOutcome } from '../../src/pipeline/dispatcher.ts';
 import { smsOperation } from '../fixtures/operations.ts';
-import { startEmulator, TEST_API_KEY, testLogger } from '../helpers/ferry.ts';
+import { dispatcherAgainstEmulator } from '../helpers/dispatcher.ts';
 
 function outbound(operation: Record<string, unknown>): [Outbound, Promise<SendOutcome>] {
   let settle: (outcome: SendOutcome) => void = () => undefined;
@@ -49,22 +45,7 @@ test('the answer id of a created template is not compared with the command id', 
 });
 
 test('template/create with an id is sent once and settles with the gateway id', async (t) => {
-  const emulator = await startEmulator(t);
-  const http = new GatewayHttp({ syncBaseUrl: emulator.url, requestTimeoutMs: 1_000 });
-  t.after(() => http.close());
-  const dispatcher = new Dispatcher({
-    gateway: new GatewayClient({ http, apiKey: TEST_API_KEY }),
-    gate: new SendGate(),
-    logger: testLogger(),
-    metrics: createMetrics(),
-    concurrency: 2,
-    rateLimitRps: 0,
-    maxAttempts: 3,
-    retryBaseMs: 10,
-    retryMaxMs: 20,
-    lookupDelayMs: 10,
-    onAccessDenied: () => undefined,
-  });
+  const { dispatcher, emulator } = await dispatcherAgainstEmulator(t);
   const [template, templateOutcome] = outbound({
     type: 'template/create',
     id: 7,

@@ -1,0 +1,45 @@
+/**
+ * A Dispatcher against a real emulator over HTTP, with small retry timings, for the
+ * tests of what the dispatcher does with answers, lookups and abandoned sends.
+ */
+import type { TestContext } from 'node:test';
+import type { Emulator } from '../../src/emulator/index.ts';
+import { createMetrics, type FerryMetrics } from '../../src/observability/metrics.ts';
+import { Dispatcher } from '../../src/pipeline/dispatcher.ts';
+import { SendGate } from '../../src/pipeline/send-gate.ts';
+import { GatewayClient } from '../../src/upstream/gateway-client.ts';
+import { GatewayHttp } from '../../src/upstream/gateway-http.ts';
+import { startEmulator, TEST_API_KEY, testLogger } from './ferry.ts';
+
+export interface DispatcherSetup {
+  readonly dispatcher: Dispatcher;
+  readonly metrics: FerryMetrics;
+  readonly emulator: Emulator;
+}
+
+export async function dispatcherAgainstEmulator(
+  t: TestContext,
+  {
+    latencyMs = 0,
+    requestTimeoutMs = 1_000,
+  }: { latencyMs?: number; requestTimeoutMs?: number } = {},
+): Promise<DispatcherSetup> {
+  const emulator = await startEmulator(t, latencyMs > 0 ? { knobs: { latencyMs } } : {});
+  const http = new GatewayHttp({ syncBaseUrl: emulator.url, requestTimeoutMs });
+  t.after(() => http.close());
+  const metrics = createMetrics();
+  const dispatcher = new Dispatcher({
+    gateway: new GatewayClient({ http, apiKey: TEST_API_KEY }),
+    gate: new SendGate(),
+    logger: testLogger(),
+    metrics,
+    concurrency: 2,
+    rateLimitRps: 0,
+    maxAttempts: 3,
+    retryBaseMs: 10,
+    retryMaxMs: 20,
+    lookupDelayMs: 10,
+    onAccessDenied: () => undefined,
+  });
+  return { dispatcher, metrics, emulator };
+}
