@@ -142,9 +142,8 @@ export class Pipeline implements PipelineControl {
   readonly #transports: ReadonlySet<Transport>;
   #consumer: BatchConsumer | undefined;
   #lifecycle: Lifecycle = 'idle';
-  #commandsInFlight = 0;
-  #budget: InFlightBudget | undefined;
-  #backpressure = false;
+  /** Commands and bytes read and not yet done; fetching pauses while it is exhausted. */
+  readonly #budget: InFlightBudget;
   /** Whether fetching was on at the last #sync, so that only changes are logged. */
   #fetching = true;
   #lastError: string | undefined;
@@ -163,6 +162,10 @@ export class Pipeline implements PipelineControl {
   constructor(options: PipelineOptions) {
     this.#options = options;
     this.#commitMetrics = new CommitMetrics({ metrics: options.metrics });
+    this.#budget = new InFlightBudget({
+      maxCommands: options.maxCommandsInFlight,
+      maxBytes: options.maxBytesInFlight ?? Number.POSITIVE_INFINITY,
+    });
     this.#lanes = new PartitionLanes<LaneBatch>({
       handle: (partition, batches) => this.#turn(partition, batches),
       drop: (batches) => this.#dropped(batches),
@@ -337,11 +340,11 @@ export class Pipeline implements PipelineControl {
       paused: !this.#mode.fetching,
       pauseReasons: this.#mode.pauseReasons,
       desired: this.#mode.desiredState,
-      phase: this.#mode.phase(this.#commandsInFlight),
+      phase: this.#mode.phase(this.#budget.commands),
       partitions,
       envelopesInFlight: this.#dispatcher.inFlight,
       envelopesQueued: this.#dispatcher.queued,
-      commandsInFlight: this.#commandsInFlight,
+      commandsInFlight: this.#budget.commands,
     };
     return this.#lastError === undefined ? state : { ...state, lastError: this.#lastError };
   }
@@ -461,7 +464,7 @@ export class Pipeline implements PipelineControl {
     this.#commitMetrics.owned(partitions);
     // kafkajs forgets paused topics when it restarts its consumer after a crash; every
     // join comes before that consumer's first fetch, so a paused replica stays paused.
-    if (!this.#mode.fetching || this.#backpressure) this.#consumer?.pause();
+    if (!this.#mode.fetching || this.#budget.exhausted) this.#consumer?.pause();
     this.#log.info({ partitions }, 'partitions assigned');
   }
 
@@ -488,18 +491,11 @@ export class Pipeline implements PipelineControl {
 
   /** Counts commands and bytes in flight and pauses or resumes fetching around their bounds. */
   #track(delta: number, bytes: number): void {
-    this.#commandsInFlight += delta;
-    this.#budget ??= new InFlightBudget({
-      maxCommands: this.#options.maxCommandsInFlight,
-      maxBytes: this.#options.maxBytesInFlight ?? Number.POSITIVE_INFINITY,
-    });
     const transition = this.#budget.change(delta, bytes);
     if (transition === 'pause') {
-      this.#backpressure = true;
       this.#options.metrics.consumptionPaused.set({ reason: 'backpressure' }, 1);
       this.#consumer?.pause();
     } else if (transition === 'resume') {
-      this.#backpressure = false;
       this.#options.metrics.consumptionPaused.set({ reason: 'backpressure' }, 0);
       if (this.#mode.fetching && this.#lifecycle === 'running') this.#consumer?.resume();
     }
@@ -520,7 +516,7 @@ export class Pipeline implements PipelineControl {
     if (!reasons.includes('access_denied')) metrics.accessDenied.set(0);
     const fetching = mode.fetching;
     if (!fetching) this.#consumer?.pause();
-    else if (!this.#backpressure && this.#lifecycle === 'running') this.#consumer?.resume();
+    else if (!this.#budget.exhausted && this.#lifecycle === 'running') this.#consumer?.resume();
     if (fetching !== this.#fetching) {
       this.#fetching = fetching;
       if (fetching) this.#log.info('consumption resumed');
