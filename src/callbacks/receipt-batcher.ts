@@ -13,7 +13,7 @@
  * retry writes it again).
  */
 import { FerryError } from '../errors.ts';
-import type { OutboundRecord } from '../kafka/kafka-client.ts';
+import { type OutboundRecord, recordSize } from '../kafka/kafka-client.ts';
 
 export interface ReceiptBatcherOptions {
   /** Resolves once Kafka acknowledged every record; one call at a time. */
@@ -32,20 +32,6 @@ interface Waiting {
   readonly bytes: number;
   readonly resolve: () => void;
   readonly reject: (error: unknown) => void;
-}
-
-/** Bytes a record takes in a produce request, roughly (the framing counted as 64). */
-export function recordBytes(record: OutboundRecord): number {
-  let size = byteLength(record.key) + byteLength(record.value) + 64;
-  if (record.headers !== undefined) {
-    for (const name in record.headers) size += name.length + byteLength(record.headers[name]);
-  }
-  return size;
-}
-
-function byteLength(value: string | Buffer | null | undefined): number {
-  if (value === null || value === undefined) return 0;
-  return typeof value === 'string' ? Buffer.byteLength(value) : value.length;
 }
 
 export class ReceiptBatcher {
@@ -90,7 +76,7 @@ export class ReceiptBatcher {
    */
   add(record: OutboundRecord): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.#queue.push({ record, bytes: recordBytes(record), resolve, reject });
+      this.#queue.push({ record, bytes: recordSize(record), resolve, reject });
       if (!this.#writing && !this.#scheduled) {
         this.#scheduled = true;
         setImmediate(() => {

@@ -30,7 +30,7 @@ export type { BatchConsumerOptions, RecordBatch, RecordConsumerOptions } from '.
 export { BatchConsumer, heartbeatIntervalOf, RecordConsumer } from './consumers.ts';
 export { RecordProducer, TRANSACTION_RETRY, TransactionalProducer } from './producers.ts';
 export type { InboundRecord, OutboundRecord, PartitionOffset, TopicSpec } from './records.ts';
-export { produceChunks } from './records.ts';
+export { produceChunks, recordSize } from './records.ts';
 
 export interface KafkaClientOptions {
   readonly brokers: readonly string[];

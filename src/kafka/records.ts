@@ -62,6 +62,15 @@ function sizeOf(value: string | Buffer | null): number {
 }
 
 /** Splits records into consecutive groups of at most `maxBytes` (a larger record alone). */
+/** A record's bytes in a produce request, near enough: key, value, headers, 64 of framing. */
+export function recordSize(record: OutboundRecord): number {
+  let size = sizeOf(record.key) + sizeOf(record.value) + 64;
+  for (const [name, value] of Object.entries(record.headers ?? {})) {
+    size += name.length + sizeOf(value);
+  }
+  return size;
+}
+
 export function produceChunks(
   records: readonly OutboundRecord[],
   maxBytes: number = MAX_PRODUCE_REQUEST_BYTES,
@@ -70,10 +79,7 @@ export function produceChunks(
   let current: OutboundRecord[] = [];
   let bytes = 0;
   for (const record of records) {
-    let size = sizeOf(record.key) + sizeOf(record.value) + 64;
-    for (const [name, value] of Object.entries(record.headers ?? {})) {
-      size += name.length + sizeOf(value);
-    }
+    const size = recordSize(record);
     if (current.length > 0 && bytes + size > maxBytes) {
       chunks.push(current);
       current = [];

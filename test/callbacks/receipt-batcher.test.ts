@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ReceiptBatcher, recordBytes } from '../../src/callbacks/receipt-batcher.ts';
+import { ReceiptBatcher } from '../../src/callbacks/receipt-batcher.ts';
 import { FerryError } from '../../src/errors.ts';
 import type { OutboundRecord } from '../../src/kafka/kafka-client.ts';
+import { recordSize as recordBytes } from '../../src/kafka/kafka-client.ts';
 
 /** A send whose every call waits until the test settles it. */
 function gatedSend() {
