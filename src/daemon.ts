@@ -105,6 +105,7 @@ export class Daemon implements HealthSource {
       transactionalIdPrefix: config.FERRY_KAFKA_CLIENT_ID,
       batchMaxOps: config.FERRY_BATCH_MAX_OPS,
       lingerMs: config.FERRY_BATCH_LINGER_MS,
+      commitGapMs: config.FERRY_COMMIT_GAP_MS,
       concurrency: config.FERRY_CONCURRENCY,
       rateLimitRps: config.FERRY_RATE_LIMIT_RPS,
       maxCommandsInFlight: config.FERRY_MAX_COMMANDS_IN_FLIGHT,

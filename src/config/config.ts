@@ -181,6 +181,8 @@ export const variables = {
   FERRY_BATCH_MAX_OPS: v(integer(1, 1000), 100),
   FERRY_BATCH_LINGER_MS: v(integer(0, 60_000), 10),
   FERRY_CONCURRENCY: v(integer(1, 1024), 16),
+  /** Least time from a partition's result transaction to its next; answers meanwhile join the next. */
+  FERRY_COMMIT_GAP_MS: v(integer(0, 10_000), 5),
   /** Envelopes per second across the process; 0 means no cap. */
   FERRY_RATE_LIMIT_RPS: v(integer(0, 1_000_000), 0),
   /** Commands read and not yet committed, at most (backpressure bound). */

@@ -27,6 +27,7 @@ import type { PartitionHandover } from './partition-handover.ts';
 import type { PartitionOwnership } from './partition-ownership.ts';
 import { type Result, sendResult, validationResult } from './result.ts';
 import { isReconcilable, maxOffset, type SendIntent } from './send-intent.ts';
+import type { SendPhase, SentBatch } from './sent-batch.ts';
 
 export interface BatchProcessorOptions {
   readonly metrics: FerryMetrics;
@@ -95,17 +96,38 @@ export class BatchProcessor {
   }
 
   /**
-   * One fetched batch of a partition, from takeover to committed results. Every wait in
-   * it ends as soon as a rebalance starts (`signal`): the batch is then read again, so
-   * kafkajs can rejoin the group without waiting for the gateway, a lookup or a commit.
+   * Whether a batch's sends may go out while earlier batches of its partition are still
+   * at the gateway or committing: only when it needs neither the partition's producer
+   * (a takeover, an intent transaction) nor a settled view of the partition (doubt, a
+   * fencing, a quiet period). Else it waits until those batches are committed.
    */
-  async process(
+  canSendAhead(batch: RecordBatch): boolean {
+    const ownership = this.#ownership;
+    const { partition } = batch;
+    const last = batch.records[batch.records.length - 1];
+    return (
+      last !== undefined &&
+      !ownership.needsTakeover(partition) &&
+      ownership.fencedState(partition) === 'free' &&
+      ownership.quietFor(partition) === 0 &&
+      ownership.doubtUntil(partition) === undefined &&
+      ownership.covers(partition, last.offset)
+    );
+  }
+
+  /**
+   * A fetched batch of a partition from takeover until its commands are handed out. Every
+   * wait in it ends as soon as a rebalance starts (`signal`): the batch is then read
+   * again, so kafkajs can rejoin the group without waiting for the gateway or a lookup.
+   * @returns what its commit needs; `done` when an earlier owner committed all of it.
+   */
+  async send(
     batch: RecordBatch,
     generation: number,
     assignment: number,
     signal: AbortSignal,
     trace?: BatchTrace,
-  ): Promise<'done' | 'again'> {
+  ): Promise<SendPhase | 'done' | 'again'> {
     const ownership = this.#ownership;
     const { partition } = batch;
     if (ownership.fencedState(partition) === 'hold') {
@@ -227,87 +249,105 @@ export class BatchProcessor {
           : outcome,
       );
     });
-    // Everything fetched of the partition is in this batch (what arrives later waits in
-    // the lane until it is committed): the envelopes leave without waiting out the linger.
+    // Everything fetched of the partition is in this batch (what arrives later is the
+    // lane's next turn): the envelopes leave without waiting out the linger.
     if (this.#options.stopping()) this.#batcher.flushAll();
     else this.#batcher.inputDrained();
-    const outcomes = await unlessAborted(Promise.all(pending), signal);
-    if (outcomes === undefined) {
-      // A rebalance started: the batch returns now and is read again. Its sends in
-      // flight go on; if the partition stays here, their answers are taken over.
-      this.#carry(partition, commands, pending);
-      return 'again';
-    }
-    if (outcomes.some((outcome) => outcome?.kind === 'abandoned')) {
-      // Requests of this batch may still be on their way through the gateway: the batch
-      // is read again, and its lookups wait until those can have landed.
-      this.#carry(partition, commands, pending);
-      ownership.abandoned(partition, this.#options.lookupDelayMs);
-      return 'again';
-    }
-    const sentMs = performance.now();
-    const { stageDuration } = this.#options.metrics;
-    stageDuration.observe({ stage: 'send' }, (sentMs - startedMs - intentMs) / 1000);
+    return { commands, pending, lastOffset, inboundLength: inbound.length, startedMs, intentMs };
+  }
 
-    const { records, results, deadLetterReasons } = buildOutputRecords(
-      commands,
-      (command, index) => this.#resultOf(command, outcomes[index]),
-      {
-        topics: this.#options.topics,
-        maxBytes: this.#options.recordMaxBytes,
-        onInternalError: (command, error) => this.#internalError('output', command.record, error),
-        propagateHeaders: this.#options.propagateHeaders ?? [],
-      },
+  /**
+   * Commits answered batches of a partition, oldest first, in one transaction: their
+   * results and dead letters, the group offset past the newest, and a send intent.
+   * @returns false when they are to be read again (nothing of them is committed then).
+   */
+  async commit(partition: number, sent: readonly SentBatch[]): Promise<boolean> {
+    const oldest = sent[0];
+    const newest = sent[sent.length - 1];
+    if (!oldest || !newest) return true;
+    const ownership = this.#ownership;
+    for (const item of sent) {
+      // A rebalance started while it was out: read again, its answers taken over then.
+      if (item.outcomes === undefined) return false;
+      if (item.outcomes.some((outcome) => outcome?.kind === 'abandoned')) {
+        // Requests of the batch may still be on their way through the gateway: it is
+        // read again, and its lookups wait until those can have landed.
+        ownership.abandoned(partition, this.#options.lookupDelayMs);
+        return false;
+      }
+    }
+    const startedMs = performance.now();
+    const built = sent.map((item) =>
+      buildOutputRecords(
+        item.commands,
+        (command, index) => this.#resultOf(command, item.outcomes?.[index]),
+        {
+          topics: this.#options.topics,
+          maxBytes: this.#options.recordMaxBytes,
+          onInternalError: (command, error) => this.#internalError('output', command.record, error),
+          propagateHeaders: this.#options.propagateHeaders ?? [],
+        },
+      ),
     );
-    // Offsets past this batch that an earlier owner may have sent stay in doubt; the
-    // intent stored with the offset also covers the next batch ahead of time.
+    const { lastOffset } = newest;
+    const records = built.flatMap((output) => output.records);
+    let commands = 0;
+    for (const item of sent) commands += item.inboundLength;
+    // Offsets past these batches that an earlier owner may have sent stay in doubt; the
+    // intent stored with the offset also covers the next batches ahead of time, and it
+    // never shrinks: batches behind these may already be out under it.
     const nextIntent: SendIntent = {
       untilOffset: maxOffset(
-        ahead(lastOffset, intentReach(inbound.length)),
-        ownership.doubtBeyond(partition, lastOffset),
+        maxOffset(
+          ahead(lastOffset, intentReach(commands)),
+          ownership.doubtBeyond(partition, lastOffset),
+        ),
+        ownership.coveredUntil(partition),
       ),
       atMs: Date.now(),
       by: this.#instanceId,
     };
     const next = (BigInt(lastOffset) + 1n).toString();
     const committed = await this.#handover.commit(
-      batch,
+      newest.batch,
       records,
       next,
       nextIntent,
-      generation,
-      assignment,
+      oldest.generation,
+      oldest.assignment,
     );
-    if (!committed) {
-      // The answers are known: the batch read again commits them instead of asking.
-      this.#carry(partition, commands, pending);
-      return 'again';
-    }
-    stageDuration.observe({ stage: 'commit' }, (performance.now() - sentMs) / 1000);
+    if (!committed) return false;
     ownership.batchCommitted(partition, {
-      topic: batch.topic,
+      topic: newest.batch.topic,
       lastOffset,
       intentUntil: nextIntent.untilOffset,
-      assignment,
+      assignment: oldest.assignment,
     });
-    this.#count(results, deadLetterReasons);
-    this.#commitMetrics.committed(commands, results);
-    trace?.committed(results);
+    const { stageDuration } = this.#options.metrics;
+    const now = performance.now();
+    sent.forEach((item, index) => {
+      const output = built[index];
+      if (!output) return;
+      // From the last answer until visible: the wait behind earlier commits included.
+      stageDuration.observe({ stage: 'commit' }, (now - item.readyMs) / 1000);
+      this.#count(output.results, output.deadLetterReasons);
+      this.#commitMetrics.committed(item.commands, output.results);
+      item.trace?.committed(output.results);
+    });
     this.#log.debug(
       {
-        partition: batch.partition,
-        commands: commands.length,
-        intentMs: Math.round(intentMs),
-        sendMs: Math.round(sentMs - startedMs - intentMs),
-        commitMs: Math.round(performance.now() - sentMs),
+        partition,
+        batches: sent.length,
+        commands,
+        commitMs: Math.round(now - startedMs),
       },
-      'batch committed',
+      'batches committed',
     );
-    return 'done';
+    return true;
   }
 
   /** What a batch that did not commit handed out, kept for the batch read again. */
-  #carry(
+  carry(
     partition: number,
     commands: readonly Command[],
     pending: readonly Promise<SendOutcome | undefined>[],

@@ -26,6 +26,8 @@ interface Entry<T> {
 
 interface Lane<T> {
   queue: Entry<T>[];
+  /** Rewinds of the partition so far. */
+  rewinds: number;
   /** The turn in progress, if any. */
   running: Promise<void> | undefined;
 }
@@ -42,7 +44,7 @@ export class PartitionLanes<T> {
   #lane(partition: number): Lane<T> {
     let lane = this.#lanes.get(partition);
     if (!lane) {
-      lane = { queue: [], running: undefined };
+      lane = { queue: [], rewinds: 0, running: undefined };
       this.#lanes.set(partition, lane);
     }
     return lane;
@@ -64,17 +66,30 @@ export class PartitionLanes<T> {
    * everything queued behind it comes again, so it is dropped now.
    */
   rewound(partition: number): void {
-    const lane = this.#lanes.get(partition);
-    if (!lane || lane.queue.length === 0) return;
-    const stale = lane.queue.map((entry) => entry.item);
-    lane.queue = [];
-    this.#options.drop(stale);
+    const lane = this.#lane(partition);
+    lane.rewinds += 1;
+    this.#dropQueued(lane);
+  }
+
+  /**
+   * Rewinds of the partition so far: a batch taken from the lane before a rewind that
+   * has not finished by then is stale too (its records come again).
+   */
+  rewinds(partition: number): number {
+    return this.#lanes.get(partition)?.rewinds ?? 0;
   }
 
   /** No more turns begin: what is queued is dropped, turns in progress finish. */
   close(): void {
     this.#closed = true;
-    for (const partition of this.#lanes.keys()) this.rewound(partition);
+    for (const lane of this.#lanes.values()) this.#dropQueued(lane);
+  }
+
+  #dropQueued(lane: Lane<T>): void {
+    if (lane.queue.length === 0) return;
+    const stale = lane.queue.map((entry) => entry.item);
+    lane.queue = [];
+    this.#options.drop(stale);
   }
 
   /** Batches handed over and not yet done or dropped, over all partitions. */

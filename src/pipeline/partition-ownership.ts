@@ -278,6 +278,11 @@ export class PartitionOwnership {
     return until !== undefined && BigInt(until) > BigInt(lastOffset) ? until : undefined;
   }
 
+  /** The last offset the stored intent of this process covers, if any. */
+  coveredUntil(partition: number): string | undefined {
+    return this.#partitions.get(partition)?.covered?.toString();
+  }
+
   /** Whether the stored intent of this process already covers `lastOffset`. */
   covers(partition: number, lastOffset: string): boolean {
     const covered = this.#partitions.get(partition)?.covered;

@@ -14,6 +14,7 @@ import { CommitMetrics } from './commit-metrics.ts';
 import { ConsumptionMode, type DesiredConsumption } from './consumption-mode.ts';
 import { Dispatcher, type Outbound } from './dispatcher.ts';
 import { batchBytes, InFlightBudget } from './in-flight-budget.ts';
+import { OrderedCommits } from './ordered-commits.ts';
 import { errorText } from './output-records.ts';
 import { PartitionHandover } from './partition-handover.ts';
 import { PartitionLanes } from './partition-lanes.ts';
@@ -21,6 +22,7 @@ import { PartitionOwnership } from './partition-ownership.ts';
 import { PartitionTransactions } from './partition-transactions.ts';
 import type { PipelineControl, PipelineState } from './pipeline-control.ts';
 import { SendGate } from './send-gate.ts';
+import { type SendPhase, type SentBatch, sentBatch } from './sent-batch.ts';
 
 export interface PipelineTopics {
   readonly commands: string;
@@ -78,6 +80,11 @@ export interface PipelineOptions {
   readonly partitionsConsumedConcurrently?: number;
   /** Bytes fetched per partition per request. Default 1 MiB. */
   readonly maxBytesPerPartition?: number;
+  /**
+   * Least time between the end of a partition's result transaction and the start of its
+   * next, ms (FERRY_COMMIT_GAP_MS): batches answered meanwhile join the next one.
+   */
+  readonly commitGapMs?: number;
   /** Bytes of one fetch over all partitions. Default 4 MiB. */
   readonly maxBytes?: number;
   /** Command record values longer than this are refused unparsed (FERRY_COMMAND_MAX_BYTES). */
@@ -157,6 +164,8 @@ export class Pipeline implements PipelineControl {
   readonly #lanes: PartitionLanes<LaneBatch>;
   /** What running one batch does (see batch-processor.ts). */
   readonly #processor: BatchProcessor;
+  /** Per partition: batches whose commands are out, committed in fetch order. */
+  readonly #commits: OrderedCommits<SentBatch>;
   readonly #commitMetrics: CommitMetrics;
 
   constructor(options: PipelineOptions) {
@@ -170,6 +179,12 @@ export class Pipeline implements PipelineControl {
       handle: (partition, batches) => this.#turn(partition, batches),
       drop: (batches) => this.#dropped(batches),
       assignment: () => this.#ownership.assignment,
+    });
+    this.#commits = new OrderedCommits<SentBatch>({
+      commit: (partition, sent) => this.#processor.commit(partition, sent),
+      committed: (partition, sent) => this.#sentCommitted(partition, sent),
+      failed: (partition, sent) => this.#sentFailed(partition, sent),
+      minGapMs: options.commitGapMs ?? 0,
     });
     this.#log = options.logger.child({ component: 'pipeline' });
     this.#transports = new Set(
@@ -237,6 +252,10 @@ export class Pipeline implements PipelineControl {
       confirmedAt: () => this.#consumer?.confirmedAt ?? 0,
       stopping: () => this.#lifecycle === 'stopping',
     });
+  }
+
+  get #stopping(): boolean {
+    return this.#lifecycle === 'stopping';
   }
 
   get running(): boolean {
@@ -313,6 +332,7 @@ export class Pipeline implements PipelineControl {
   async #lanesIdle(): Promise<void> {
     this.#lanes.close();
     await this.#lanes.idle();
+    await this.#commits.idleAll();
   }
 
   pause(_reason: 'operator'): void {
@@ -374,53 +394,101 @@ export class Pipeline implements PipelineControl {
   }
 
   /**
-   * A partition's turn: the batches it queued, handled as one. Never rejects: what cannot
-   * finish is fetched again (`rewind`).
+   * A partition's turn: the batches it queued, handled as one. Their commands go out,
+   * then the turn ends and the lane's next turn may send while these wait for their
+   * answers and commit in fetch order (`#commits`). Never rejects: what cannot finish is
+   * fetched again (`rewind`).
    */
   async #turn(partition: number, queued: readonly LaneBatch[]): Promise<void> {
     const batch = joinBatches(queued.map((entry) => entry.batch));
     const { stageDuration } = this.#options.metrics;
     const now = Date.now();
-    for (const entry of queued)
+    for (const entry of queued) {
       stageDuration.observe({ stage: 'wait' }, (now - entry.receivedMs) / 1000);
+    }
+    const rewinds = this.#lanes.rewinds(partition);
+    // A rewind while this turn ran: its records come again.
+    const stale = () => this.#lanes.rewinds(partition) !== rewinds;
     const heartbeat = this.#heartbeatWhileBusy(batch);
     const trace = this.#options.tracer ? new BatchTrace(this.#options.tracer) : undefined;
+    const finish = () => {
+      clearInterval(heartbeat);
+      trace?.close();
+      this.#dropped(queued);
+    };
+    // Left to the partition's next owner, which reads from the committed offset.
+    if (this.#stopping) return finish();
+    if (this.#commits.busy(partition) && !this.#processor.canSendAhead(batch)) {
+      await this.#commits.idle(partition);
+      if (stale() || this.#stopping) return finish();
+    }
     const ownership = this.#ownership;
+    const generation = ownership.generation;
     const assignment = ownership.assignment;
+    const signal = ownership.signal;
+    let sent: SendPhase | 'done' | 'again';
     try {
-      let verdict: 'done' | 'again';
-      if (this.#lifecycle === 'stopping') {
-        // Left to the partition's next owner, which reads from the committed offset.
-        return;
+      sent = await this.#processor.send(batch, generation, assignment, signal, trace);
+    } catch (error: unknown) {
+      this.#log.error(
+        { partition, err: errorText(error) },
+        'batch failed unexpectedly: it is fetched again',
+      );
+      sent = 'again';
+    }
+    if (typeof sent === 'object') {
+      if (stale()) {
+        // An earlier batch's commit failed meanwhile: its rewind brings these again.
+        this.#processor.carry(partition, sent.commands, sent.pending);
+        return finish();
       }
-      try {
-        verdict = await this.#processor.process(
-          batch,
-          ownership.generation,
-          assignment,
-          ownership.signal,
-          trace,
-        );
-      } catch (error: unknown) {
-        this.#log.error(
-          { partition, err: errorText(error) },
-          'batch failed unexpectedly: it is fetched again',
-        );
-        verdict = 'again';
-      }
+      const item = sentBatch(batch, sent, {
+        generation,
+        assignment,
+        signal,
+        trace,
+        finish,
+        onReady: (sendMs) => stageDuration.observe({ stage: 'send' }, sendMs / 1000),
+      });
+      this.#commits.push(partition, item);
+      return;
+    }
+    // Rewinds go in fetch order: an earlier batch still committing may rewind further back.
+    await this.#commits.idle(partition);
+    if (!stale()) {
       const last = batch.records[batch.records.length - 1];
-      if (verdict === 'done') {
+      if (sent === 'done') {
         if (last) this.#commitMetrics.done(partition, last.offset);
       } else if (ownership.assignment === assignment) {
         // After a rejoin kafkajs fetches from the committed offset by itself.
         batch.rewind();
         this.#lanes.rewound(partition);
       }
-    } finally {
-      clearInterval(heartbeat);
-      trace?.close();
-      this.#dropped(queued);
     }
+    finish();
+  }
+
+  /** Answered batches committed: their results are visible. */
+  #sentCommitted(partition: number, sent: readonly SentBatch[]): void {
+    for (const item of sent) {
+      this.#commitMetrics.done(partition, item.lastOffset);
+      item.finish();
+    }
+  }
+
+  /**
+   * A commit did not happen: these batches (the failed ones and all behind them) are
+   * read again from the oldest one's first record, their answers carried over.
+   */
+  #sentFailed(partition: number, sent: readonly SentBatch[]): void {
+    for (const item of sent) this.#processor.carry(partition, item.commands, item.pending);
+    const oldest = sent[0];
+    if (oldest && this.#ownership.assignment === oldest.assignment) {
+      // After a rejoin kafkajs fetches from the committed offset by itself.
+      oldest.batch.rewind();
+      this.#lanes.rewound(partition);
+    }
+    for (const item of sent) item.finish();
   }
 
   /**

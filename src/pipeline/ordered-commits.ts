@@ -1,0 +1,111 @@
+/**
+ * Per partition, the batches whose commands are out, committed strictly in fetch order.
+ * A batch's sends may go out while earlier batches of its partition still wait for
+ * answers or commit; its commit waits for theirs. When the oldest batch is answered,
+ * it is committed together with every batch behind it that is answered too: one
+ * transaction instead of several, with no extra wait. Named transitions: `push` (a
+ * batch's commands were handed out), a commit of the oldest answered batches, and a
+ * failure, after which nothing queued is committed here (the partition is read again
+ * from the oldest one, see `failed`).
+ *
+ * A partition's next commit begins at least `minGapMs` after its previous one ended.
+ * Kafka answers a commit before it has written the transaction's markers, and a
+ * transaction begun meanwhile is refused (CONCURRENT_TRANSACTIONS) and retried: a
+ * commit begun at once would mostly wait anyway, in retries that cost the broker
+ * requests. Batches answered during the gap join that commit instead of each making a
+ * transaction of its own.
+ */
+
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** A batch in the queue: it knows when every one of its commands has an outcome. */
+export interface Committable {
+  /** Settles (never rejects) when every command has an outcome or the batch gave up. */
+  readonly ready: Promise<void>;
+  /** Whether `ready` has settled. */
+  isReady(): boolean;
+}
+
+export interface OrderedCommitsOptions<T extends Committable> {
+  /** Commits these answered batches, oldest first, in one transaction. @returns whether it committed. */
+  readonly commit: (partition: number, batches: readonly T[]) => Promise<boolean>;
+  /** Committed: their results are visible. */
+  readonly committed: (partition: number, batches: readonly T[]) => void;
+  /**
+   * A commit did not happen: these batches (the ones that failed and every one behind
+   * them, oldest first) are not committed here; their partition is read again from the
+   * oldest one's first record.
+   */
+  readonly failed: (partition: number, batches: readonly T[]) => void;
+  /** Least time between the end of a partition's commit and the start of its next, ms. Default 0. */
+  readonly minGapMs?: number;
+}
+
+export class OrderedCommits<T extends Committable> {
+  readonly #options: OrderedCommitsOptions<T>;
+  readonly #queues = new Map<number, T[]>();
+  readonly #running = new Map<number, Promise<void>>();
+  /** performance.now() when each partition's last commit ended. */
+  readonly #lastEnd = new Map<number, number>();
+
+  constructor(options: OrderedCommitsOptions<T>) {
+    this.#options = options;
+  }
+
+  /** A batch's commands were handed out: it commits after every batch pushed before it. */
+  push(partition: number, batch: T): void {
+    let queue = this.#queues.get(partition);
+    if (!queue) {
+      queue = [];
+      this.#queues.set(partition, queue);
+    }
+    queue.push(batch);
+    if (!this.#running.has(partition)) {
+      const running = this.#drain(partition, queue).finally(() => {
+        this.#running.delete(partition);
+      });
+      this.#running.set(partition, running);
+    }
+  }
+
+  /** Whether batches of the partition are waiting for answers or committing. */
+  busy(partition: number): boolean {
+    return (this.#queues.get(partition)?.length ?? 0) > 0;
+  }
+
+  /** Settles when the partition has nothing left to commit. */
+  async idle(partition: number): Promise<void> {
+    while (this.#running.has(partition)) await this.#running.get(partition);
+  }
+
+  /** Settles when no partition has anything left to commit. */
+  async idleAll(): Promise<void> {
+    while (this.#running.size > 0) await Promise.all(this.#running.values());
+  }
+
+  async #drain(partition: number, queue: T[]): Promise<void> {
+    while (queue.length > 0) {
+      const oldest = queue[0] as T;
+      await oldest.ready;
+      const gap = this.#options.minGapMs ?? 0;
+      const since = performance.now() - (this.#lastEnd.get(partition) ?? Number.NEGATIVE_INFINITY);
+      if (since < gap) await sleep(gap - since);
+      let count = 1;
+      while (count < queue.length && (queue[count] as T).isReady()) count += 1;
+      const batches = queue.slice(0, count);
+      let committed = false;
+      try {
+        committed = await this.#options.commit(partition, batches);
+      } catch {
+        committed = false;
+      }
+      this.#lastEnd.set(partition, performance.now());
+      if (committed) {
+        queue.splice(0, count);
+        this.#options.committed(partition, batches);
+      } else {
+        this.#options.failed(partition, queue.splice(0));
+      }
+    }
+  }
+}
