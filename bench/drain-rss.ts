@@ -20,7 +20,7 @@ import { freePort, startBroker } from '../tools/kafka/broker.ts';
 import { connectAdmin, EmulatorChild } from './bench-context.ts';
 import { answers200, BenchChild } from './child-process.ts';
 import { benchCommands } from './command-mix.ts';
-import { ferryEntryArgs, ferryEntryKind } from './ferry-entry.ts';
+import { ferryEntryArgs, ferryEntryEnv, ferryEntryKind } from './ferry-entry.ts';
 import { summariseSnapshot } from './heap-snapshot-summary.ts';
 import { LoadGenerator } from './load-generator.ts';
 import { ResultCollector } from './result-collector.ts';
@@ -77,7 +77,8 @@ try {
   const run = collector.track(commands);
   if (rate === 0) await generator.burst('drain.commands', commands, (c, t) => run.sent(c, t));
   const httpPort = await freePort();
-  const entry = ferryEntryArgs(root, ferryEntryKind(process.env.FERRY_BENCH_FROM));
+  const entryKind = ferryEntryKind(process.env.FERRY_BENCH_FROM);
+  const entry = ferryEntryArgs(root, entryKind);
   const ferry = new BenchChild({
     name: 'ferry',
     cwd: root,
@@ -104,6 +105,7 @@ try {
       FERRY_GRPC_HOST: '127.0.0.1',
       FERRY_GRPC_PORT: String(await freePort()),
       FERRY_ADMIN_LOOPBACK_ONLY: 'true',
+      ...ferryEntryEnv(root, entryKind),
       ...ferryEnv,
     },
   });

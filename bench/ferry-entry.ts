@@ -2,10 +2,13 @@
  * How the benchmark starts ferry: by default as the container does (compiled dist/main.js
  * with the flags of package.json's `start:dist`), or from the TypeScript sources with
  * FERRY_BENCH_FROM=src (as `npm start` and the tests do). Both command lines come from
- * package.json, so the benchmark measures exactly what production or development runs.
+ * package.json, and the compiled run gets the image's environment (the runtime stage's
+ * ENV in deploy/Dockerfile: the allocator's arena count is one of them), so the benchmark
+ * measures exactly what production or development runs.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parseDockerfile, stageEnv } from '../tools/deploy/dockerfile.ts';
 
 export type FerryEntryKind = 'dist' | 'src';
 
@@ -38,4 +41,11 @@ export function ferryEntryArgs(root: string, kind: FerryEntryKind): string[] {
     throw new Error(`${entry} is missing: run \`npm run build\` first (or FERRY_BENCH_FROM=src)`);
   }
   return args;
+}
+
+/** The environment ferry runs with: the image's (deploy/Dockerfile's runtime ENV) for dist, none for src. */
+export function ferryEntryEnv(root: string, kind: FerryEntryKind): Record<string, string> {
+  if (kind === 'src') return {};
+  const stages = parseDockerfile(readFileSync(join(root, 'deploy/Dockerfile'), 'utf8'));
+  return stageEnv(stages.at(-1));
 }

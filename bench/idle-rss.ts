@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, startBroker } from '../tools/kafka/broker.ts';
 import { BENCH_API_KEY } from './bench-context.ts';
 import { answers200, BenchChild } from './child-process.ts';
-import { ferryEntryArgs, ferryEntryKind } from './ferry-entry.ts';
+import { ferryEntryArgs, ferryEntryEnv, ferryEntryKind } from './ferry-entry.ts';
 
 const MIB = 1024 * 1024;
 
@@ -70,6 +70,7 @@ try {
       FERRY_GRPC_HOST: '127.0.0.1',
       FERRY_GRPC_PORT: String(await freePort()),
       FERRY_ADMIN_LOOPBACK_ONLY: 'true',
+      ...ferryEntryEnv(root, ferryEntryKind(process.env.FERRY_BENCH_FROM)),
     },
   });
   children.push(ferry);

@@ -17,7 +17,7 @@ import type { Admin } from 'kafkajs';
 import { freePort, startBroker } from '../tools/kafka/broker.ts';
 import { connectAdmin } from './bench-context.ts';
 import { answers200, BenchChild } from './child-process.ts';
-import { ferryEntryArgs, ferryEntryKind } from './ferry-entry.ts';
+import { ferryEntryArgs, ferryEntryEnv, ferryEntryKind } from './ferry-entry.ts';
 import { type HttpLoadResult, runHttpLoad } from './http-load.ts';
 import { receiptPost } from './receipt-shapes.ts';
 import { type LatencySummary, summariseLatencies } from './stats.ts';
@@ -193,6 +193,7 @@ export async function runReceiptsBench(
       FERRY_GRPC_HOST: '127.0.0.1',
       FERRY_GRPC_PORT: String(await freePort()),
       FERRY_ADMIN_LOOPBACK_ONLY: 'true',
+      ...ferryEntryEnv(context.root, ferryEntryKind(process.env.FERRY_BENCH_FROM)),
     },
   });
   let ferryFigures: LoadFigures;

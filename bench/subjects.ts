@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '../tools/kafka/broker.ts';
 import { answers200, BenchChild } from './child-process.ts';
-import { ferryEntryArgs, ferryEntryKind } from './ferry-entry.ts';
+import { ferryEntryArgs, ferryEntryEnv, ferryEntryKind } from './ferry-entry.ts';
 
 export const SUBJECTS = ['ferry', 'peer', 'baseline'] as const;
 export type SubjectName = (typeof SUBJECTS)[number];
@@ -94,6 +94,7 @@ async function startFerry(s: SubjectStart): Promise<StartedSubject> {
       FERRY_GRPC_HOST: '127.0.0.1',
       FERRY_GRPC_PORT: String(await freePort()),
       FERRY_ADMIN_LOOPBACK_ONLY: 'true',
+      ...ferryEntryEnv(s.root, ferryEntryKind(process.env.FERRY_BENCH_FROM)),
       // For experiments with V8 flags (heap caps and the like) on ferry alone.
       ...(process.env.FERRY_BENCH_NODE_OPTIONS
         ? { NODE_OPTIONS: process.env.FERRY_BENCH_NODE_OPTIONS }

@@ -12,6 +12,7 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { parseDockerfile, stageEnv } from '../../tools/deploy/dockerfile.ts';
 import { freePort } from '../../tools/kafka/broker.ts';
 import { smsOperation } from '../fixtures/operations.ts';
 import {
@@ -23,7 +24,6 @@ import {
   testTopics,
 } from '../helpers/ferry.ts';
 import { spawnFerry, waitForLog } from '../helpers/ferry-process.ts';
-import { parseDockerfile } from './dockerfile.ts';
 import { repoRoot } from './external-tools.ts';
 
 const stages = parseDockerfile(readFileSync(join(repoRoot, 'deploy/Dockerfile'), 'utf8'));
@@ -105,7 +105,8 @@ test('the compiled build in the image layout prints its version and serves comma
   const httpPort = await freePort();
   const ferry = spawnFerry(
     t,
-    { ...setup.env, FERRY_HTTP_PORT: String(httpPort) },
+    // With the image's environment, as the container would start it.
+    { ...setup.env, ...stageEnv(runtime), FERRY_HTTP_PORT: String(httpPort) },
     { args, cwd: dir },
   );
   await waitForLog(ferry, 'ferry is running', 60_000);

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { parseDockerfile } from './dockerfile.ts';
+import { parseDockerfile, stageEnv } from '../../tools/deploy/dockerfile.ts';
 import { repoRoot } from './external-tools.ts';
 
 const stages = parseDockerfile(readFileSync(join(repoRoot, 'deploy/Dockerfile'), 'utf8'));
@@ -58,4 +58,13 @@ test('the process runs as a numeric non-root user and receives SIGTERM directly'
   assert.ok(!runtime?.body.some((i) => i.keyword === 'CMD'));
   assert.equal(runtime?.body.find((i) => i.keyword === 'STOPSIGNAL')?.args, 'SIGTERM');
   assert.match(runtime?.body.find((i) => i.keyword === 'EXPOSE')?.args ?? '', /^8080 50051$/);
+});
+
+test('the runtime environment caps the allocator arenas and is read as the benchmarks read it', () => {
+  assert.deepEqual(stageEnv(runtime), { NODE_ENV: 'production', MALLOC_ARENA_MAX: '2' });
+  assert.deepEqual(stageEnv({ body: [{ keyword: 'ENV', args: 'A=1 B=x=y' }] }), {
+    A: '1',
+    B: 'x=y',
+  });
+  assert.throws(() => stageEnv({ body: [{ keyword: 'ENV', args: 'A 1' }] }), /key=value/);
 });

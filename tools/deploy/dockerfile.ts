@@ -1,4 +1,7 @@
-/** deploy/Dockerfile read into stages of instructions, for the tests that check it. */
+/**
+ * deploy/Dockerfile read into stages of instructions: for the tests that check it, and for
+ * the benchmarks, which start ferry with the runtime stage's environment.
+ */
 
 export interface Instruction {
   readonly keyword: string;
@@ -31,4 +34,21 @@ export function parseDockerfile(
     }
   }
   return stages;
+}
+
+/** The `ENV key=value` pairs of a stage (only the `=` form, the one deploy/Dockerfile uses). */
+export function stageEnv(
+  stage: { body: readonly Instruction[] } | undefined,
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const instruction of stage?.body ?? []) {
+    if (instruction.keyword !== 'ENV') continue;
+    for (const pair of instruction.args.split(/\s+/)) {
+      const [key, value] = pair.split(/=(.*)/s, 2);
+      if (!key || value === undefined)
+        throw new Error(`ENV without key=value: ${instruction.args}`);
+      env[key] = value;
+    }
+  }
+  return env;
 }
