@@ -119,6 +119,11 @@ export class BatchProcessor {
    * A fetched batch of a partition from takeover until its commands are handed out. Every
    * wait in it ends as soon as a rebalance starts (`signal`): the batch is then read
    * again, so kafkajs can rejoin the group without waiting for the gateway or a lookup.
+   * `exclusive` waits until no earlier batch of the partition is uncommitted, and says
+   * whether this batch is still to be handled then (else a failed commit before it
+   * rewound the partition): a takeover renews the partition's producer and an intent
+   * transaction commits the offset of this batch's first record, so neither may run
+   * while earlier batches are still to commit.
    * @returns what its commit needs; `done` when an earlier owner committed all of it.
    */
   async send(
@@ -126,6 +131,7 @@ export class BatchProcessor {
     generation: number,
     assignment: number,
     signal: AbortSignal,
+    exclusive: () => Promise<boolean>,
     trace?: BatchTrace,
   ): Promise<SendPhase | 'done' | 'again'> {
     const ownership = this.#ownership;
@@ -139,6 +145,7 @@ export class BatchProcessor {
     if (!(await pause(ownership.quietFor(partition), signal))) return 'again';
     ownership.quietOver(partition);
     if (ownership.needsTakeover(partition)) {
+      if (!(await exclusive())) return 'again';
       const takeover = await this.#handover.takeOver(partition, signal);
       if (takeover === 'rebalancing') return 'again';
       if (takeover === 'unknown') {
@@ -187,6 +194,7 @@ export class BatchProcessor {
       // The intent the last commit left may already cover this batch; else one is
       // written now, reaching past the batch so that the next one is likely covered too.
       if (!ownership.covers(partition, lastOffset)) {
+        if (!(await exclusive())) return 'again';
         const intent: SendIntent = {
           untilOffset: maxOffset(
             ahead(lastOffset, intentReach(inbound.length)),

@@ -428,7 +428,11 @@ export class Pipeline implements PipelineControl {
     const signal = ownership.signal;
     let sent: SendPhase | 'done' | 'again';
     try {
-      sent = await this.#processor.send(batch, generation, assignment, signal, trace);
+      const exclusive = async () => {
+        await this.#commits.idle(partition);
+        return !stale();
+      };
+      sent = await this.#processor.send(batch, generation, assignment, signal, exclusive, trace);
     } catch (error: unknown) {
       this.#log.error(
         { partition, err: errorText(error) },
