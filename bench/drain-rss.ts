@@ -8,8 +8,10 @@
  * first), to show what outlives the commands.
  *
  * Usage: node bench/drain-rss.ts [--commands=N] [--rate=R] [--latency=MS] [--partitions=P]
- *        [--snapshot] [-- FERRY_X=value ... node:--flag ...]
- * (R = 0, the default, is the backlog drain; `node:` arguments are extra node flags)
+ *        [--value-bytes=B] [--snapshot] [-- FERRY_X=value ... node:--flag ...]
+ * (R = 0, the default, is the backlog drain; B pads every command record's value to B
+ * bytes with an extra field, which makes it invalid: a worst case of large records, each
+ * also copied to the dead-letter topic; `node:` arguments are extra node flags)
  */
 import { readdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -38,6 +40,7 @@ const commandCount = option('commands', 100_000);
 const rate = option('rate', 0);
 const latencyMs = option('latency', 0);
 const partitions = option('partitions', 16);
+const valueBytes = option('value-bytes', 0);
 const snapshot = own.includes('--snapshot');
 const nodeFlags = passed.filter((arg) => arg.startsWith('node:')).map((arg) => arg.slice(5));
 const ferryEnv = Object.fromEntries(
@@ -52,7 +55,11 @@ const broker = await startBroker({
   heapMb: 1024,
 });
 const admin = await connectAdmin(broker.brokers);
-const generator = new LoadGenerator({ brokers: [broker.brokers] });
+// Large records go one per produce request: the broker refuses requests over ~1 MB.
+const generator = new LoadGenerator({
+  brokers: [broker.brokers],
+  ...(valueBytes > 0 ? { chunkSize: 1 } : {}),
+});
 const children: BenchChild[] = [];
 let collector: ResultCollector | undefined;
 const mib = (bytes: number | undefined) => ((bytes ?? Number.NaN) / MIB).toFixed(0);
@@ -73,7 +80,14 @@ try {
     groupId: 'drain.collector',
   });
   await collector.start();
-  const commands = benchCommands(0, commandCount);
+  const commands = benchCommands(0, commandCount).map((c) =>
+    c.value.length >= valueBytes || !c.value.endsWith('}')
+      ? c
+      : {
+          ...c,
+          value: `${c.value.slice(0, -1)},"pad":"${'x'.repeat(valueBytes - c.value.length - 10)}"}`,
+        },
+  );
   const run = collector.track(commands);
   if (rate === 0) await generator.burst('drain.commands', commands, (c, t) => run.sent(c, t));
   const httpPort = await freePort();

@@ -186,9 +186,9 @@ export const variables = {
   /** Envelopes per second across the process; 0 means no cap. */
   FERRY_RATE_LIMIT_RPS: v(integer(0, 1_000_000), 0),
   /** Commands read and not yet committed, at most (backpressure bound). */
-  FERRY_MAX_COMMANDS_IN_FLIGHT: v(integer(1, 10_000_000), 20_000),
+  FERRY_MAX_COMMANDS_IN_FLIGHT: v(integer(1, 10_000_000), 5_000),
   /** Bytes of command records read and not yet committed, at most (same backpressure). */
-  FERRY_MAX_BYTES_IN_FLIGHT: v(integer(256 * 1024, 4 * 1024 * 1024 * 1024), 16 * 1024 * 1024),
+  FERRY_MAX_BYTES_IN_FLIGHT: v(integer(256 * 1024, 4 * 1024 * 1024 * 1024), 8 * 1024 * 1024),
   FERRY_REQUEST_TIMEOUT_MS: v(integer(100, 600_000), 10_000),
   FERRY_MAX_ATTEMPTS: v(integer(1, 100), 5),
   FERRY_RETRY_BASE_MS: v(integer(1, 60_000), 200),

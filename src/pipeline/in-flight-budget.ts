@@ -89,8 +89,8 @@ const MIN_FETCH_BYTES = 64 * 1024;
  * Fetch sizes from the in-flight cap unless set explicitly: one fetch is an eighth of the
  * cap (fetches of several brokers and the decoded copies of their records fit under it
  * with room for the commands already in flight) and a partition's share a quarter of a
- * fetch, so at least four partitions feed each fetch. The default 16 MiB cap gives 2 MiB and
- * 512 KiB.
+ * fetch, so at least four partitions feed each fetch. The default 8 MiB cap gives 1 MiB and
+ * 256 KiB.
  */
 export function fetchSizes(
   maxBytesInFlight: number,

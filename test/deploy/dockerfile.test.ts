@@ -45,7 +45,7 @@ test('the process runs as a numeric non-root user and receives SIGTERM directly'
     'node',
     '--disable-warning=TimeoutNegativeWarning',
     '--max-semi-space-size=4',
-    '--max-old-space-size=96',
+    '--max-old-space-size=80',
     '--v8-pool-size=1',
     'dist/main.js',
   ]);
@@ -61,7 +61,11 @@ test('the process runs as a numeric non-root user and receives SIGTERM directly'
 });
 
 test('the runtime environment caps the allocator arenas and is read as the benchmarks read it', () => {
-  assert.deepEqual(stageEnv(runtime), { NODE_ENV: 'production', MALLOC_ARENA_MAX: '2' });
+  assert.deepEqual(stageEnv(runtime), {
+    NODE_ENV: 'production',
+    MALLOC_ARENA_MAX: '2',
+    MALLOC_MMAP_THRESHOLD_: '131072',
+  });
   assert.deepEqual(stageEnv({ body: [{ keyword: 'ENV', args: 'A=1 B=x=y' }] }), {
     A: '1',
     B: 'x=y',
