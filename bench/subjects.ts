@@ -99,6 +99,8 @@ async function startFerry(s: SubjectStart): Promise<StartedSubject> {
       ...(process.env.FERRY_BENCH_NODE_OPTIONS
         ? { NODE_OPTIONS: process.env.FERRY_BENCH_NODE_OPTIONS }
         : {}),
+      // For A/B runs of ferry's own knobs: `FERRY_BENCH_FERRY_ENV="FERRY_X=1 FERRY_Y=2"`.
+      ...ferryEnvOverrides(process.env.FERRY_BENCH_FERRY_ENV),
     },
   });
   return {
@@ -173,4 +175,17 @@ export function startSubject(name: SubjectName, s: SubjectStart): Promise<Starte
     case 'baseline':
       return startBaseline(s);
   }
+}
+
+/** `FERRY_X=1 FERRY_Y=2` as variables; only FERRY_ ones, so a typo cannot change the bench. */
+export function ferryEnvOverrides(text: string | undefined): Record<string, string> {
+  const overrides: Record<string, string> = {};
+  for (const pair of (text ?? '').split(/\s+/).filter(Boolean)) {
+    const [key, value] = pair.split(/=(.*)/s, 2);
+    if (!key?.startsWith('FERRY_') || value === undefined) {
+      throw new Error(`FERRY_BENCH_FERRY_ENV wants FERRY_NAME=value pairs, got "${pair}"`);
+    }
+    overrides[key] = value;
+  }
+  return overrides;
 }
