@@ -277,6 +277,10 @@ export class BatchProcessor {
     for (const item of sent) {
       // A rebalance started while it was out: read again, its answers taken over then.
       if (item.outcomes === undefined) return false;
+      // Answered, but the group has answered since (a batch waits behind earlier ones
+      // of its partition): the partition is read again from the group offset, here or
+      // by its new owner, and these answers are carried to that read.
+      if (!ownership.holds(partition, item.assignment)) return false;
       if (item.outcomes.some((outcome) => outcome?.kind === 'abandoned')) {
         // Requests of the batch may still be on their way through the gateway: it is
         // read again, and its lookups wait until those can have landed.

@@ -60,12 +60,9 @@ export class OrderedCommits<T extends Committable> {
       this.#queues.set(partition, queue);
     }
     queue.push(batch);
-    if (!this.#running.has(partition)) {
-      const running = this.#drain(partition, queue).finally(() => {
-        this.#running.delete(partition);
-      });
-      this.#running.set(partition, running);
-    }
+    // `#drain` forgets itself in the same step that finds its queue empty, so a batch
+    // pushed at any later moment starts a drain of its own and is never left behind.
+    if (!this.#running.has(partition)) this.#running.set(partition, this.#drain(partition, queue));
   }
 
   /** Whether batches of the partition are waiting for answers or committing. */
@@ -84,28 +81,34 @@ export class OrderedCommits<T extends Committable> {
   }
 
   async #drain(partition: number, queue: T[]): Promise<void> {
-    while (queue.length > 0) {
-      const oldest = queue[0] as T;
-      await oldest.ready;
-      const gap = this.#options.minGapMs ?? 0;
-      const since = performance.now() - (this.#lastEnd.get(partition) ?? Number.NEGATIVE_INFINITY);
-      if (since < gap) await sleep(gap - since);
-      let count = 1;
-      while (count < queue.length && (queue[count] as T).isReady()) count += 1;
-      const batches = queue.slice(0, count);
-      let committed = false;
-      try {
-        committed = await this.#options.commit(partition, batches);
-      } catch {
-        committed = false;
+    try {
+      while (queue.length > 0) {
+        const oldest = queue[0] as T;
+        await oldest.ready;
+        const gap = this.#options.minGapMs ?? 0;
+        const since =
+          performance.now() - (this.#lastEnd.get(partition) ?? Number.NEGATIVE_INFINITY);
+        if (since < gap) await sleep(gap - since);
+        let count = 1;
+        while (count < queue.length && (queue[count] as T).isReady()) count += 1;
+        const batches = queue.slice(0, count);
+        let committed = false;
+        try {
+          committed = await this.#options.commit(partition, batches);
+        } catch {
+          committed = false;
+        }
+        this.#lastEnd.set(partition, performance.now());
+        if (committed) {
+          queue.splice(0, count);
+          this.#options.committed(partition, batches);
+        } else {
+          this.#options.failed(partition, queue.splice(0));
+        }
       }
-      this.#lastEnd.set(partition, performance.now());
-      if (committed) {
-        queue.splice(0, count);
-        this.#options.committed(partition, batches);
-      } else {
-        this.#options.failed(partition, queue.splice(0));
-      }
+    } finally {
+      // In the same step that found the queue empty: no await may come between.
+      this.#running.delete(partition);
     }
   }
 }

@@ -217,6 +217,16 @@ export class PartitionOwnership {
   }
 
   /**
+   * Whether work begun in `assignment` may still commit or send for the partition: the
+   * group has not answered since, and it left the partition here. A batch of an earlier
+   * assignment is read again from the group offset instead; committing it could move
+   * that offset under the partition's new owner, or past commands read again here.
+   */
+  holds(partition: number, assignment: number): boolean {
+    return assignment === this.#assignment && this.#owned.has(partition);
+  }
+
+  /**
    * `hold` while another replica's fencing is recent; once the hold passed, the
    * partition is taken over again (`free`).
    */

@@ -105,7 +105,16 @@ export class PartitionTransactions {
     const log = this.#options.logger;
     for (let attempt = 1; attempt <= COMMIT_ATTEMPTS; attempt += 1) {
       try {
-        const producer = await this.producer(partition);
+        // Only a takeover, or a retry `mayRetry` allowed, creates a producer: creating one
+        // fences whoever holds the transactional id. A commit that finds the partition's
+        // producer closed (the partition was given up meanwhile) does not happen.
+        const producer = await (attempt === 1
+          ? this.existing(partition)
+          : this.producer(partition));
+        if (!producer) {
+          log.info({ partition }, 'no producer for the partition: it was given up; not committing');
+          return 'failed';
+        }
         // A transaction whose answer was lost may have committed: the new producer's
         // initialisation completed it, so the group offset now tells.
         if (attempt > 1 && (await this.#alreadyCommitted(partition, offset, metadata))) {

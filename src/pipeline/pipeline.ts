@@ -418,20 +418,23 @@ export class Pipeline implements PipelineControl {
     };
     // Left to the partition's next owner, which reads from the committed offset.
     if (this.#stopping) return finish();
-    if (this.#commits.busy(partition) && !this.#processor.canSendAhead(batch)) {
-      await this.#commits.idle(partition);
-      if (stale() || this.#stopping) return finish();
-    }
+    // The lane handed these batches over in this assignment. Should the group answer
+    // while this turn waits for earlier batches, kafkajs reads the partition again from
+    // the group offset, these records included: handled here too, they would be sent twice.
     const ownership = this.#ownership;
     const generation = ownership.generation;
     const assignment = ownership.assignment;
     const signal = ownership.signal;
+    const waitForEarlier = async () => {
+      await this.#commits.idle(partition);
+      return !stale() && ownership.holds(partition, assignment);
+    };
+    if (this.#commits.busy(partition) && !this.#processor.canSendAhead(batch)) {
+      if (!(await waitForEarlier()) || this.#stopping) return finish();
+    }
     let sent: SendPhase | 'done' | 'again';
     try {
-      const exclusive = async () => {
-        await this.#commits.idle(partition);
-        return !stale();
-      };
+      const exclusive = waitForEarlier;
       sent = await this.#processor.send(batch, generation, assignment, signal, exclusive, trace);
     } catch (error: unknown) {
       this.#log.error(

@@ -27,6 +27,11 @@ test('batches of one partition are sent ahead of the earlier ones’ answers and
   const producer = testKafka(t).createProducer();
   await producer.connect();
   t.after(() => producer.disconnect());
+  // The partition's takeover and first send intent come first: batches fetched while
+  // those run wait for them, which is not what is measured here.
+  await producer.send([command(ferry.topics.commands, smsOperation(69_999))]);
+  await readRecords(t, ferry.topics.results, 1, { settleMs: 0 });
+  const before = await waitsWithin100Ms(ferry);
   const ids: number[] = [];
   for (let burst = 0; burst < BURSTS; burst += 1) {
     const records = Array.from({ length: PER_BURST }, (_, index) => {
@@ -37,27 +42,38 @@ test('batches of one partition are sent ahead of the earlier ones’ answers and
     await producer.send(records);
     await sleep(LATENCY_MS / 8);
   }
-  const results = await readRecords(t, ferry.topics.results, ids.length, { settleMs: 1000 });
+  const results = (
+    await readRecords(t, ferry.topics.results, ids.length + 1, { settleMs: 1000 })
+  ).slice(1);
   assert.deepEqual(
     results.map((result) => result.value.id),
     ids,
     'one result per command, in the order of the commands',
   );
   assert.ok(results.every((result) => result.value.success === true));
+  const after = await waitsWithin100Ms(ferry);
+  const count = after.count - before.count;
+  assert.ok(count > 1, `batches handled: ${count}`);
+  assert.equal(
+    after.within - before.within,
+    count,
+    `every batch began within 100 ms of its fetch, though the gateway takes ${LATENCY_MS} ms`,
+  );
+});
+
+/** Batches that began, and those of them that began within 100 ms of their fetch. */
+async function waitsWithin100Ms(
+  ferry: Awaited<ReturnType<typeof startFerry>>,
+): Promise<{ count: number; within: number }> {
   const wait = (await ferry.metrics.stageDuration.get()).values.filter(
     (value) => value.labels.stage === 'wait',
   );
   const count = wait.find((value) => value.metricName?.endsWith('_count'))?.value ?? 0;
-  const underGateway =
+  const within =
     wait.find(
       (value) =>
         value.metricName?.endsWith('_bucket') &&
         (value.labels as Record<string, unknown>).le === 0.1,
     )?.value ?? 0;
-  assert.ok(count > 1, `batches handled: ${count}`);
-  assert.equal(
-    underGateway,
-    count,
-    `every batch began within 100 ms of its fetch, though the gateway takes ${LATENCY_MS} ms`,
-  );
-});
+  return { count, within };
+}

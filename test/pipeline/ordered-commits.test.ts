@@ -141,3 +141,36 @@ test('the gap is per partition: another partition commits at once', async () => 
   release();
   await queue.idleAll();
 });
+
+test("a batch pushed in the very step its partition's drain ends is committed too", async () => {
+  const log: string[] = [];
+  let finishCommit: () => void = () => undefined;
+  let commitReturned: Promise<boolean> | undefined;
+  const queue = new OrderedCommits<Item>({
+    commit: (_p, items) => {
+      log.push(`commit ${items.map((i) => i.name).join(',')}`);
+      commitReturned = new Promise<void>((resolve) => {
+        finishCommit = resolve;
+      }).then(() => true);
+      return commitReturned;
+    },
+    committed: (_p, items) => log.push(`committed ${items.map((i) => i.name).join(',')}`),
+    failed: (_p, items) => log.push(`failed ${items.map((i) => i.name).join(',')}`),
+  });
+  const [a, b] = [item('a'), item('b')];
+  a.answer();
+  b.answer();
+  queue.push(0, a);
+  await nextTurn();
+  // Registered after the drain's own wait on this commit: it runs right after the drain
+  // has found its queue empty, before anything else the drain's end may schedule.
+  void commitReturned?.then(() => queue.push(0, b));
+  finishCommit();
+  await nextTurn();
+  await nextTurn();
+  assert.deepEqual(log, ['commit a', 'committed a', 'commit b'], 'b is being committed');
+  finishCommit();
+  await queue.idle(0);
+  assert.deepEqual(log, ['commit a', 'committed a', 'commit b', 'committed b']);
+  assert.equal(queue.busy(0), false);
+});

@@ -29,6 +29,24 @@ test('assigned: every partition is taken over again; a new member id means a rej
   assert.equal(ownership.owns(1), false);
 });
 
+test('holds: work of the current assignment on an owned partition only', () => {
+  const ownership = new PartitionOwnership();
+  ownership.assigned([0, 1], 'm1');
+  const first = ownership.assignment;
+  assert.equal(ownership.holds(0, first), true);
+  assert.equal(ownership.holds(2, first), false, 'never assigned here');
+  ownership.rebalanceStarted();
+  assert.equal(ownership.holds(0, first), true, 'a rebalance that has not answered yet');
+  ownership.assigned([0, 1], 'm2');
+  assert.equal(ownership.holds(0, first), false, 'rejoined: read again from the group offset');
+  assert.equal(ownership.holds(0, ownership.assignment), true);
+  const second = ownership.assignment;
+  ownership.assigned([1], 'm2');
+  assert.equal(ownership.holds(0, second), false, 'the partition went elsewhere');
+  assert.equal(ownership.holds(0, ownership.assignment), false);
+  assert.equal(ownership.holds(1, ownership.assignment), true);
+});
+
 test("takenOver, another writer's intent: its range is in doubt and does not count as covering", () => {
   const ownership = new PartitionOwnership();
   ownership.assigned([3], 'm');
