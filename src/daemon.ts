@@ -106,6 +106,7 @@ export class Daemon implements HealthSource {
       batchMaxOps: config.FERRY_BATCH_MAX_OPS,
       lingerMs: config.FERRY_BATCH_LINGER_MS,
       commitGapMs: config.FERRY_COMMIT_GAP_MS,
+      resultsPartitioning: config.FERRY_RESULTS_PARTITIONING,
       concurrency: config.FERRY_CONCURRENCY,
       rateLimitRps: config.FERRY_RATE_LIMIT_RPS,
       maxCommandsInFlight: config.FERRY_MAX_COMMANDS_IN_FLIGHT,

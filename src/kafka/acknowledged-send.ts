@@ -39,7 +39,10 @@ function partitionsOf(count: number): PartitionMetadata[] {
   }));
 }
 
-/** Gives every message an explicit partition, as kafkajs's default partitioner would. */
+/**
+ * Gives every message an explicit partition: the one its caller chose (modulo the count),
+ * else the one kafkajs's default partitioner would.
+ */
 export class PartitionAssigner {
   readonly #partitioner = Partitioners.DefaultPartitioner();
   readonly #count: PartitionCount;
@@ -51,12 +54,17 @@ export class PartitionAssigner {
   async assign(batches: readonly TopicMessages[]): Promise<TopicMessages[]> {
     const assigned: TopicMessages[] = [];
     for (const { topic, messages } of batches) {
-      const partitionMetadata = partitionsOf(await this.#count(topic));
+      const count = await this.#count(topic);
+      const partitionMetadata = partitionsOf(count);
       assigned.push({
         topic,
         messages: messages.map((message) => ({
           ...message,
-          partition: this.#partitioner({ topic, partitionMetadata, message }),
+          // A partition chosen by the caller wraps around a topic with fewer partitions.
+          partition:
+            message.partition === undefined
+              ? this.#partitioner({ topic, partitionMetadata, message })
+              : message.partition % count,
         })),
       });
     }

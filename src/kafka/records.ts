@@ -18,6 +18,11 @@ export interface OutboundRecord {
   readonly key: string | Buffer | null;
   readonly value: string | Buffer | null;
   readonly headers?: Readonly<Record<string, string | Buffer>>;
+  /**
+   * The partition to write to, taken modulo the topic's partition count; without it, the
+   * key's murmur2 hash picks it (the Java client's default partitioner).
+   */
+  readonly partition?: number;
 }
 
 export interface TopicSpec {
@@ -95,7 +100,12 @@ export function produceChunks(
 export function toKafkaMessages(records: readonly OutboundRecord[]) {
   const byTopic = new Map<
     string,
-    { key: string | Buffer | null; value: string | Buffer | null; headers?: IHeaders }[]
+    {
+      key: string | Buffer | null;
+      value: string | Buffer | null;
+      headers?: IHeaders;
+      partition?: number;
+    }[]
   >();
   for (const record of records) {
     let list = byTopic.get(record.topic);
@@ -103,11 +113,10 @@ export function toKafkaMessages(records: readonly OutboundRecord[]) {
       list = [];
       byTopic.set(record.topic, list);
     }
-    list.push(
-      record.headers
-        ? { key: record.key, value: record.value, headers: { ...record.headers } }
-        : { key: record.key, value: record.value },
-    );
+    const message: (typeof list)[number] = { key: record.key, value: record.value };
+    if (record.headers) message.headers = { ...record.headers };
+    if (record.partition !== undefined) message.partition = record.partition;
+    list.push(message);
   }
   return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
 }

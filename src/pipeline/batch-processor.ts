@@ -35,6 +35,8 @@ export interface BatchProcessorOptions {
   readonly topics: { readonly results: string; readonly dlq: string };
   readonly recordMaxBytes: number;
   readonly propagateHeaders?: readonly string[] | undefined;
+  /** `source`: each result in its command's partition number, not its key's hash. */
+  readonly resultsPartitioning?: 'key' | 'source' | undefined;
   /** See PipelineOptions.lookupDelayMs and leaseMs. */
   readonly lookupDelayMs: number;
   readonly leaseMs: number;
@@ -298,6 +300,7 @@ export class BatchProcessor {
           maxBytes: this.#options.recordMaxBytes,
           onInternalError: (command, error) => this.#internalError('output', command.record, error),
           propagateHeaders: this.#options.propagateHeaders ?? [],
+          resultPartition: this.#options.resultsPartitioning === 'source' ? partition : undefined,
         },
       ),
     );

@@ -255,6 +255,8 @@ export function buildOutputRecords(
     readonly onInternalError: (command: Command, error: unknown) => void;
     /** Lower-case command header names copied to each result (FERRY_PROPAGATE_HEADERS). */
     readonly propagateHeaders?: readonly string[];
+    /** Results go to this partition (modulo the topic's count); else their key's hash picks. */
+    readonly resultPartition?: number | undefined;
   },
 ): OutputRecords {
   const { topics, maxBytes } = options;
@@ -293,7 +295,14 @@ export function buildOutputRecords(
       reason = INTERNAL_RULE;
       own = internalRecords(topics, command.record, result, maxBytes, propagate);
     }
-    records.push(...own);
+    const partition = options.resultPartition;
+    for (const record of own) {
+      records.push(
+        partition !== undefined && record.topic === topics.results
+          ? { ...record, partition }
+          : record,
+      );
+    }
     results.push(result);
     if (reason !== undefined) deadLetterReasons.push(reason);
   });

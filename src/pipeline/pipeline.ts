@@ -85,6 +85,8 @@ export interface PipelineOptions {
    * next, ms (FERRY_COMMIT_GAP_MS): batches answered meanwhile join the next one.
    */
   readonly commitGapMs?: number;
+  /** Results in the partition of their key's hash, or in their command's partition number (FERRY_RESULTS_PARTITIONING). */
+  readonly resultsPartitioning?: 'key' | 'source';
   /** Bytes of one fetch over all partitions. Default 4 MiB. */
   readonly maxBytes?: number;
   /** Command record values longer than this are refused unparsed (FERRY_COMMAND_MAX_BYTES). */
@@ -234,6 +236,7 @@ export class Pipeline implements PipelineControl {
       topics: options.topics,
       recordMaxBytes: options.recordMaxBytes,
       propagateHeaders: options.propagateHeaders,
+      resultsPartitioning: options.resultsPartitioning,
       lookupDelayMs: options.lookupDelayMs,
       leaseMs: options.leaseMs,
       ownership: this.#ownership,

@@ -10,6 +10,7 @@ import { testBrokers } from './kafka.ts';
 const execFileAsync = promisify(execFile);
 
 export interface KcatRecord {
+  readonly partition: number;
   readonly key: string;
   /** The `%h` text kcat printed, e.g. `traceparent=00-…,correlation-id=abc`. */
   readonly headerText: string;
@@ -30,14 +31,14 @@ function parseHeaders(text: string): Record<string, string> {
 
 /**
  * Every record of `topic`, all partitions, at read_committed, in the order kcat printed them.
- * The format `%h\t%k\t%S\t%s\n` gives the value's byte length, so values may hold any bytes.
+ * The format `%p\t%h\t%k\t%S\t%s\n` gives the value's byte length, so values may hold any bytes.
  */
 export async function kcatReadAll(topic: string): Promise<KcatRecord[]> {
   const { stdout } = await execFileAsync(
     findTool('kcat'),
     [
       ...['-C', '-b', testBrokers().join(','), '-t', topic, '-o', 'beginning', '-e', '-q'],
-      ...['-X', 'isolation.level=read_committed', '-f', '%h\\t%k\\t%S\\t%s\\n'],
+      ...['-X', 'isolation.level=read_committed', '-f', '%p\\t%h\\t%k\\t%S\\t%s\\n'],
     ],
     { timeout: 30_000, maxBuffer: 16 * 1024 * 1024, encoding: 'buffer' },
   );
@@ -51,13 +52,14 @@ export async function kcatReadAll(topic: string): Promise<KcatRecord[]> {
     return text;
   };
   while (at < stdout.length) {
+    const partition = Number(field());
     const headerText = field();
     const key = field();
     const size = Number(field());
     // kcat prints -1 as the size of a null value.
     const value = stdout.subarray(at, at + Math.max(0, size));
     at += Math.max(0, size) + 1;
-    records.push({ key, headerText, headers: parseHeaders(headerText), value });
+    records.push({ partition, key, headerText, headers: parseHeaders(headerText), value });
   }
   return records;
 }

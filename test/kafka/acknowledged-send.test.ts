@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
-import { unacknowledged } from '../../src/kafka/acknowledged-send.ts';
+import { PartitionAssigner, unacknowledged } from '../../src/kafka/acknowledged-send.ts';
 import { KafkaClient } from '../../src/kafka/kafka-client.ts';
 import { findTool } from '../deploy/external-tools.ts';
 import { testLogger } from '../helpers/ferry.ts';
@@ -57,6 +57,25 @@ async function kcatKeyPartitions(brokers: string, topic: string): Promise<Map<st
   }
   return placement;
 }
+
+test('a partition the caller chose is kept, wrapped around a topic with fewer partitions', async () => {
+  const assigner = new PartitionAssigner(async () => 4);
+  const [assigned] = await assigner.assign([
+    {
+      topic: 't',
+      messages: [
+        { key: 'k', value: 'a', partition: 1 },
+        { key: 'k', value: 'b', partition: 6 },
+        { key: 'k', value: 'c' },
+      ],
+    },
+  ]);
+  const [first, second, hashed] = assigned?.messages ?? [];
+  assert.equal(first?.partition, 1);
+  assert.equal(second?.partition, 2, '6 modulo 4');
+  const [again] = await assigner.assign([{ topic: 't', messages: [{ key: 'k', value: 'd' }] }]);
+  assert.equal(hashed?.partition, again?.messages[0]?.partition, 'without one, the key decides');
+});
 
 test('ferry places keyed records where librdkafka murmur2 (Java default) places them', async (t) => {
   const brokers = testBrokers().join(',');

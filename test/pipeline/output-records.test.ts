@@ -373,3 +373,37 @@ test('results carry the allow-listed trace headers of their command; dead letter
   const none = resultRecord('r', traced, result(), DEFAULT_RECORD_MAX_BYTES);
   assert.equal(none.headers, undefined, 'nothing travels without an allow-list');
 });
+
+test('resultPartition: results go to their command partition number, dead letters keep their key hash', () => {
+  const commands = [
+    readCommand(record(JSON.stringify(validOperations.sms)), readerOptions),
+    readCommand(record('[[[['), readerOptions),
+  ];
+  const build = (resultPartition: number | undefined) =>
+    buildOutputRecords(
+      commands,
+      (command) =>
+        command.kind === 'invalid'
+          ? validationResult(command)
+          : result({ success: true, stage: 'upstream', id: command.id, type: command.type }),
+      {
+        topics,
+        maxBytes: DEFAULT_RECORD_MAX_BYTES,
+        onInternalError: () => undefined,
+        resultPartition,
+      },
+    );
+  assert.deepEqual(
+    build(2).records.map((r) => [r.topic, r.partition]),
+    [
+      ['ferry.results', 2],
+      ['ferry.results', 2],
+      ['ferry.dlq', undefined],
+    ],
+  );
+  assert.deepEqual(
+    build(undefined).records.map((r) => r.partition),
+    [undefined, undefined, undefined],
+    'by default the key decides',
+  );
+});
