@@ -239,7 +239,31 @@ export class KafkaAccessCheck {
     return [commands, results, status, dlq, unparsedCallbacks];
   }
 
+  /**
+   * Creates the topics that are missing. A broker that dies meanwhile (a rolling restart)
+   * is a passing error: listing and creating are tried again until the probe's deadline.
+   */
   async #ensureTopics(admin: Admin): Promise<void> {
+    const deadline = Date.now() + PROBE_TIMEOUT_MS;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.#createMissingTopics(admin);
+        return;
+      } catch (error: unknown) {
+        const failure = kafkaError(error, 'creating the missing topics');
+        if (failure.code !== 'kafka' || !isRetriable(error) || Date.now() > deadline) {
+          throw failure;
+        }
+        this.#log.warn(
+          { attempt, err: failure.message },
+          'creating the missing topics failed; trying again',
+        );
+        await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 200 * attempt)));
+      }
+    }
+  }
+
+  async #createMissingTopics(admin: Admin): Promise<void> {
     const existing = new Set(await this.#step('listing topics', () => admin.listTopics()));
     const missing = this.#topicNames().filter((topic) => !existing.has(topic));
     if (missing.length === 0) return;
@@ -263,7 +287,7 @@ export class KafkaAccessCheck {
       );
       this.#log.info({ topics: missing }, 'created the missing topics');
     } catch (error: unknown) {
-      // Another replica may have created them between list and create.
+      // Another replica, or an earlier try whose answer was lost, created them meanwhile.
       if (error instanceof Error && /already exists/i.test(error.message)) return;
       throw kafkaError(
         error,
