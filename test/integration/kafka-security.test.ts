@@ -73,9 +73,11 @@ before(async () => {
   passwordFile = join(broker.certificates.dir, 'ferry-password');
   // As a Kubernetes secret volume leaves it: the value and a trailing newline.
   await writeFile(passwordFile, `${FERRY_PASSWORD}\n`);
-  // Pre-created by the operator (the super user): ferry has no Create ACL.
+  // Pre-created by the operator (the super user): ferry has no Create ACL. kafkajs waits
+  // 5 s for the leaders by default, which a loaded machine can take.
   await broker.admin.createTopics({
     waitForLeaders: true,
+    timeout: 60_000,
     topics: [topics.commands, topics.results, topics.status, topics.dlq, unparsedTopic].map(
       (topic) => ({
         topic,
@@ -86,6 +88,7 @@ before(async () => {
   });
   await broker.admin.createTopics({
     waitForLeaders: true,
+    timeout: 60_000,
     topics: [
       {
         topic: controlTopic,
