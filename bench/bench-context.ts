@@ -4,7 +4,8 @@
  * process whose counters tell how commands were grouped into envelopes.
  */
 import { join } from 'node:path';
-import { type Admin, Kafka, logLevel } from 'kafkajs';
+import { type Admin, type ITopicConfig, Kafka, logLevel } from 'kafkajs';
+import { createTopicsAndWait as createTopicsWithLeaders } from '../src/kafka/topic-leaders.ts';
 import { freePort } from '../tools/kafka/broker.ts';
 import { answers200, BenchChild } from './child-process.ts';
 import { BENCH_RCS_SENDER, BENCH_SENDER, type BenchCommand, benchCommands } from './command-mix.ts';
@@ -41,11 +42,25 @@ export async function createTopics(
   names: readonly string[],
   partitions: number,
 ): Promise<void> {
-  await context.admin.createTopics({
-    waitForLeaders: true,
-    topics: names.map((topic) => ({ topic, numPartitions: partitions, replicationFactor: 1 })),
-  });
+  await createTopicsAndWait(
+    context.admin,
+    context.brokers,
+    names.map((topic) => ({ topic, numPartitions: partitions, replicationFactor: 1 })),
+  );
   context.createdTopics.push(...names);
+}
+
+/** Creates topics and waits until every broker shows their leaders (see src/kafka/topic-leaders.ts). */
+export function createTopicsAndWait(
+  admin: Admin,
+  brokers: string,
+  topics: readonly ITopicConfig[],
+): Promise<void> {
+  return createTopicsWithLeaders(
+    admin,
+    { clientId: 'ferry-bench-topics', brokers: brokers.split(',') },
+    topics,
+  );
 }
 
 /** Records in `topic` (the sum of its partitions' end offsets; the topics are fresh, never compacted). */

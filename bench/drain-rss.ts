@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, startBroker } from '../tools/kafka/broker.ts';
-import { connectAdmin, EmulatorChild } from './bench-context.ts';
+import { connectAdmin, createTopicsAndWait, EmulatorChild } from './bench-context.ts';
 import { answers200, BenchChild } from './child-process.ts';
 import { benchCommands } from './command-mix.ts';
 import { ferryEntryArgs, ferryEntryEnv, ferryEntryKind } from './ferry-entry.ts';
@@ -70,10 +70,11 @@ try {
   children.push(emulator.child);
   // The control topic is ferry's to create (one partition).
   const topics = ['commands', 'results', 'status', 'dlq'].map((t) => `drain.${t}`);
-  await admin.createTopics({
-    waitForLeaders: true,
-    topics: topics.map((topic) => ({ topic, numPartitions: partitions, replicationFactor: 1 })),
-  });
+  await createTopicsAndWait(
+    admin,
+    broker.brokers,
+    topics.map((topic) => ({ topic, numPartitions: partitions, replicationFactor: 1 })),
+  );
   collector = new ResultCollector({
     brokers: [broker.brokers],
     topic: 'drain.results',

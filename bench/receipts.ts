@@ -15,7 +15,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Admin } from 'kafkajs';
 import { freePort, startBroker } from '../tools/kafka/broker.ts';
-import { connectAdmin } from './bench-context.ts';
+import { connectAdmin, createTopicsAndWait } from './bench-context.ts';
 import { answers200, BenchChild } from './child-process.ts';
 import { ferryEntryArgs, ferryEntryEnv, ferryEntryKind } from './ferry-entry.ts';
 import { type HttpLoadResult, runHttpLoad } from './http-load.ts';
@@ -155,13 +155,10 @@ export async function runReceiptsBench(
 
   const base = `bench.${context.runId}.receipts`;
   const topics = { status: `${base}.status`, unparsed: `${base}.unparsed` };
-  await context.admin.createTopics({
-    waitForLeaders: true,
-    topics: [
-      { topic: topics.status, numPartitions: settings.partitions, replicationFactor: 1 },
-      { topic: topics.unparsed, numPartitions: 1, replicationFactor: 1 },
-    ],
-  });
+  await createTopicsAndWait(context.admin, context.brokers, [
+    { topic: topics.status, numPartitions: settings.partitions, replicationFactor: 1 },
+    { topic: topics.unparsed, numPartitions: 1, replicationFactor: 1 },
+  ]);
   context.createdTopics.push(topics.status, topics.unparsed);
   const httpPort = await freePort();
   const origin = `http://127.0.0.1:${httpPort}`;

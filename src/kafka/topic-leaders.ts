@@ -4,7 +4,7 @@
  * (UNKNOWN_TOPIC_OR_PARTITION); later, any client of ferry's may ask any broker for
  * metadata (a consumer's subscribe, a producer's first send) and fail the same way.
  */
-import { type Admin, Kafka, type KafkaConfig, logLevel } from 'kafkajs';
+import { type Admin, type ITopicConfig, Kafka, type KafkaConfig, logLevel } from 'kafkajs';
 
 /** A topic just created, and how many partitions it was created with. */
 export interface NewTopic {
@@ -68,4 +68,18 @@ async function leadersKnownTo(
   } finally {
     await probe.disconnect().catch(() => undefined);
   }
+}
+
+/** Creates `topics` and resolves once every broker shows a leader for each of their partitions. */
+export async function createTopicsAndWait(
+  admin: Admin,
+  config: KafkaConfig,
+  topics: readonly ITopicConfig[],
+): Promise<void> {
+  await admin.createTopics({ waitForLeaders: false, topics: [...topics] });
+  await waitForLeadersOnEveryBroker(
+    admin,
+    config,
+    topics.map((t) => ({ topic: t.topic, partitions: t.numPartitions ?? 1 })),
+  );
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Kafka, logLevel } from 'kafkajs';
-import { testBrokers, uniqueTopic } from '../helpers/kafka.ts';
+import { createTopicsAndWait, testBrokers, uniqueTopic } from '../helpers/kafka.ts';
 
 // Proves the harness: the broker the test run owns takes a record and gives it back.
 test('a record produced to the test broker is consumed back unchanged', async (t) => {
@@ -14,7 +14,7 @@ test('a record produced to the test broker is consumed back unchanged', async (t
   const admin = kafka.admin();
   await admin.connect();
   t.after(() => admin.disconnect());
-  await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+  await createTopicsAndWait(admin, testBrokers(), [{ topic, numPartitions: 1 }]);
 
   const producer = kafka.producer();
   await producer.connect();

@@ -16,6 +16,7 @@ import { repoRoot } from '../deploy/external-tools.ts';
 import { FIXTURE_RCS_SENDER, FIXTURE_SENDER, smsOperation } from '../fixtures/operations.ts';
 import { loopbackEnv, TEST_API_KEY, testTopics } from '../helpers/ferry.ts';
 import { type FerryProcess, spawnFerry, waitForLog } from '../helpers/ferry-process.ts';
+import { createTopicsAndWait } from '../helpers/kafka.ts';
 import {
   type AclRow,
   aclBinding,
@@ -73,23 +74,14 @@ before(async () => {
   passwordFile = join(broker.certificates.dir, 'ferry-password');
   // As a Kubernetes secret volume leaves it: the value and a trailing newline.
   await writeFile(passwordFile, `${FERRY_PASSWORD}\n`);
-  // Pre-created by the operator (the super user): ferry has no Create ACL. kafkajs waits
-  // 5 s for the leaders by default, which a loaded machine can take.
-  await broker.admin.createTopics({
-    waitForLeaders: true,
-    timeout: 60_000,
-    topics: [topics.commands, topics.results, topics.status, topics.dlq, unparsedTopic].map(
-      (topic) => ({
-        topic,
-        numPartitions: 2,
-        replicationFactor: 1,
-      }),
-    ),
-  });
-  await broker.admin.createTopics({
-    waitForLeaders: true,
-    timeout: 60_000,
-    topics: [
+  // Pre-created by the operator (the super user): ferry has no Create ACL.
+  await createTopicsAndWait(
+    broker.admin,
+    [broker.plaintext],
+    [
+      ...[topics.commands, topics.results, topics.status, topics.dlq, unparsedTopic].map(
+        (topic) => ({ topic, numPartitions: 2, replicationFactor: 1 }),
+      ),
       {
         topic: controlTopic,
         numPartitions: 1,
@@ -97,7 +89,7 @@ before(async () => {
         configEntries: [{ name: 'cleanup.policy', value: 'compact' }],
       },
     ],
-  });
+  );
 });
 
 after(async () => {

@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import { Kafka, type LogEntry, logLevel, Partitioners } from 'kafkajs';
 import { CLIENT_RETRY, KafkaClient, TRANSACTION_RETRY } from '../../src/kafka/kafka-client.ts';
 import { createLogger } from '../../src/observability/logger.ts';
-import { testBrokers, uniqueTopic } from '../helpers/kafka.ts';
+import { createTopicsAndWait, testBrokers, uniqueTopic } from '../helpers/kafka.ts';
 
 /** kafkajs's text of CONCURRENT_TRANSACTIONS, logged with the retry's count and wait. */
 const RETRY_MESSAGE = 'another concurrent operation on the same transaction';
@@ -30,10 +30,7 @@ async function createTopic(partitions: number): Promise<string> {
   const admin = kafka.admin();
   await admin.connect();
   try {
-    await admin.createTopics({
-      topics: [{ topic, numPartitions: partitions }],
-      waitForLeaders: true,
-    });
+    await createTopicsAndWait(admin, testBrokers(), [{ topic, numPartitions: partitions }]);
   } finally {
     await admin.disconnect();
   }
