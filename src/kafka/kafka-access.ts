@@ -31,7 +31,7 @@ import {
   type Step,
 } from './access-probes.ts';
 import { kafkaConnection, kafkaError } from './kafka-security.ts';
-import { waitForLeadersOnEveryBroker } from './topic-leaders.ts';
+import { createTopicsAndWait } from './topic-leaders.ts';
 import {
   type ExpectedTopicSettings,
   judgeTopicSettings,
@@ -191,12 +191,16 @@ export class KafkaAccessCheck {
    * Runs one probe, again while Kafka answers with a passing error (a coordinator still
    * loading on a fresh cluster answers NOT_COORDINATOR for a while); a refusal ends it.
    */
-  async #step<T>(what: string, action: () => Promise<T>): Promise<T> {
+  async #step<T>(
+    what: string,
+    action: () => Promise<T>,
+    { timeAttempts = true }: { timeAttempts?: boolean } = {},
+  ): Promise<T> {
     const deadline = Date.now() + PROBE_TIMEOUT_MS;
     for (let attempt = 1; ; attempt++) {
       this.#coordinatorRefusal = undefined;
       try {
-        return await withTimeout(action(), PROBE_TIMEOUT_MS, what);
+        return await (timeAttempts ? withTimeout(action(), PROBE_TIMEOUT_MS, what) : action());
       } catch (error: unknown) {
         // Set by the log hook while the probe ran, which TypeScript cannot see.
         const refusal = this.#coordinatorRefusal as CoordinatorRefusal | undefined;
@@ -242,25 +246,12 @@ export class KafkaAccessCheck {
   /**
    * Creates the topics that are missing. A broker that dies meanwhile (a rolling restart)
    * is a passing error: listing and creating are tried again until the probe's deadline.
+   * A try is not cut short: its own wait for the new leaders lasts up to 30 s.
    */
   async #ensureTopics(admin: Admin): Promise<void> {
-    const deadline = Date.now() + PROBE_TIMEOUT_MS;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.#createMissingTopics(admin);
-        return;
-      } catch (error: unknown) {
-        const failure = kafkaError(error, 'creating the missing topics');
-        if (failure.code !== 'kafka' || !isRetriable(error) || Date.now() > deadline) {
-          throw failure;
-        }
-        this.#log.warn(
-          { attempt, err: failure.message },
-          'creating the missing topics failed; trying again',
-        );
-        await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 200 * attempt)));
-      }
-    }
+    await this.#step('creating the missing topics', () => this.#createMissingTopics(admin), {
+      timeAttempts: false,
+    });
   }
 
   async #createMissingTopics(admin: Admin): Promise<void> {
@@ -270,20 +261,16 @@ export class KafkaAccessCheck {
     const settings = this.#options.topicSettings;
     const configEntries = topicConfigEntries(settings);
     try {
-      await admin.createTopics({
-        // kafkajs's own wait asks one broker; the wait below asks every broker.
-        waitForLeaders: false,
-        topics: missing.map((topic) => ({
+      // kafkajs's own wait asks one broker; this one asks every broker.
+      await createTopicsAndWait(
+        admin,
+        this.#connection,
+        missing.map((topic) => ({
           topic,
           numPartitions: settings.partitions,
           replicationFactor: settings.replicationFactor,
           configEntries,
         })),
-      });
-      await waitForLeadersOnEveryBroker(
-        admin,
-        this.#connection,
-        missing.map((topic) => ({ topic, partitions: settings.partitions })),
       );
       this.#log.info({ topics: missing }, 'created the missing topics');
     } catch (error: unknown) {

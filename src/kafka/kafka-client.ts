@@ -24,7 +24,7 @@ import { kafkaConnection, kafkaError } from './kafka-security.ts';
 import { kafkaLogCreator } from './kafkajs-adapters.ts';
 import { RecordProducer, TRANSACTION_RETRY, TransactionalProducer } from './producers.ts';
 import type { PartitionOffset, TopicSpec } from './records.ts';
-import { waitForLeadersOnEveryBroker } from './topic-leaders.ts';
+import { createTopicsAndWait } from './topic-leaders.ts';
 
 export type { BatchConsumerOptions, RecordBatch, RecordConsumerOptions } from './consumers.ts';
 export { BatchConsumer, heartbeatIntervalOf, RecordConsumer } from './consumers.ts';
@@ -139,19 +139,15 @@ export class KafkaClient {
       // kafkajs's own waitForLeaders asks one broker, and gives up when that broker has
       // not yet heard of the new topic (UNKNOWN_TOPIC_OR_PARTITION on a cluster): the wait
       // below asks every broker, again until each shows a leader for every partition.
-      await admin.createTopics({
-        waitForLeaders: false,
-        topics: missing.map((s) => ({
+      await createTopicsAndWait(
+        admin,
+        this.#config,
+        missing.map((s) => ({
           topic: s.topic,
           numPartitions: s.partitions,
           replicationFactor: s.replicationFactor,
           configEntries: Object.entries(s.config ?? {}).map(([name, value]) => ({ name, value })),
         })),
-      });
-      await waitForLeadersOnEveryBroker(
-        admin,
-        this.#config,
-        missing.map((s) => ({ topic: s.topic, partitions: s.partitions })),
       );
     } catch (error: unknown) {
       this.#options.onError?.('admin', 'create_topics');

@@ -6,7 +6,7 @@
 import { type Admin, Kafka, logLevel, type Producer } from 'kafkajs';
 import { PartitionAssigner, sendAcknowledged } from '../../src/kafka/acknowledged-send.ts';
 import { registerCompressionCodecs } from '../../src/kafka/compression.ts';
-import { waitForLeadersOnEveryBroker } from '../../src/kafka/topic-leaders.ts';
+import { createTopicsAndWait } from '../../src/kafka/topic-leaders.ts';
 import type { PlannedRecord } from './command-mix.ts';
 
 function client(brokers: string, clientId: string): Kafka {
@@ -34,20 +34,16 @@ export async function createTopics(
   try {
     // kafkajs's waitForLeaders gives up when the broker it asks has not heard of a new
     // topic yet (UNKNOWN_TOPIC_OR_PARTITION on a cluster); the loop below asks again.
-    await admin.createTopics({
-      waitForLeaders: false,
-      topics: topics.map((topic) => ({
+    // Every broker must know them: kafkajs (ferry's subscribe, a first send) asks any.
+    await createTopicsAndWait(
+      admin,
+      { clientId: 'ferry-chaos-probe', brokers: brokers.split(',') },
+      topics.map((topic) => ({
         topic,
         numPartitions: partitions,
         replicationFactor,
         configEntries: Object.entries(config).map(([name, value]) => ({ name, value })),
       })),
-    });
-    // Every broker must know them: kafkajs (ferry's subscribe, a first send) asks any.
-    await waitForLeadersOnEveryBroker(
-      admin,
-      { clientId: 'ferry-chaos-probe', brokers: brokers.split(',') },
-      topics.map((topic) => ({ topic, partitions })),
     );
   } finally {
     await admin.disconnect();
