@@ -72,6 +72,7 @@ export class Daemon implements HealthSource {
       logger,
       compression: config.FERRY_KAFKA_COMPRESSION,
       onError: (client, kind) => metrics.kafkaErrors.inc({ client, kind }),
+      onTransactionalRequest: (api) => metrics.kafkaTransactionalRequests.inc({ api }),
       // A record batch is judged as a whole against max.message.bytes: several results or
       // dead letters in one request must fit the same limit a single one does.
       maxProduceBytes: Math.min(512 * 1024, config.FERRY_RECORD_MAX_BYTES),

@@ -20,6 +20,7 @@ import {
   RecordConsumer,
   type RecordConsumerOptions,
 } from './consumers.ts';
+import { cacheCoordinators } from './coordinator-cache.ts';
 import { kafkaConnection, kafkaError } from './kafka-security.ts';
 import { kafkaLogCreator } from './kafkajs-adapters.ts';
 import { RecordProducer, TRANSACTION_RETRY, TransactionalProducer } from './producers.ts';
@@ -45,6 +46,8 @@ export interface KafkaClientOptions {
   readonly compression?: KafkaCompression;
   /** Counts errors by client and kind, for metrics. */
   readonly onError?: (client: 'producer' | 'consumer' | 'admin', kind: string) => void;
+  /** Counts the requests the transactional producers send, by kafkajs's API name. */
+  readonly onTransactionalRequest?: (api: string) => void;
   /**
    * Bytes of records per produce request at most (default 512 KiB). The broker judges a
    * whole record batch against the topic's `max.message.bytes`, so this must stay below
@@ -86,6 +89,8 @@ export class KafkaClient {
     };
     this.#kafka = new Kafka(this.#config);
     this.#transactionalKafka = new Kafka({ ...this.#config, retry: TRANSACTION_RETRY });
+    // Without it each transaction looks its coordinators up four or more times.
+    cacheCoordinators(this.#transactionalKafka);
   }
 
   #adminClient(): Promise<Admin> {
@@ -265,6 +270,12 @@ export class KafkaClient {
       maxInFlightRequests: 1,
       transactionTimeout: 60_000,
     });
+    const { onTransactionalRequest, logger } = this.#options;
+    if (onTransactionalRequest) {
+      producer.on(producer.events.REQUEST, (event) =>
+        onTransactionalRequest(event.payload.apiName),
+      );
+    }
     return new TransactionalProducer(
       producer,
       transactionalId,
@@ -272,6 +283,11 @@ export class KafkaClient {
       (topic) => this.#partitionCount(topic),
       this.#options.maxProduceBytes,
       (partitions) => this.#unacknowledged(partitions),
+      (attempt, waitMs) =>
+        logger.debug(
+          { transactionalId, attempt, waitMs },
+          'transaction coordinator still completing the previous transaction; asking again',
+        ),
     );
   }
 

@@ -19,7 +19,8 @@ import {
  * one batch in ten waited 250–380 ms for nothing. Commits of a partition follow each
  * other back to back under load, so the retries start at 2 ms and grow by half each
  * time (doubling overshot: a 5 ms wait missed by a little cost 10 ms more); 23 of them
- * keep about a minute of patience in all, each wait capped at 30 s.
+ * keep about a minute of patience in all, each wait capped at 30 s. ferry's own retry of
+ * a transaction's first step (`sendOffsetsRetrying`) follows the same schedule.
  */
 export const TRANSACTION_RETRY = {
   initialRetryTime: 2,
@@ -80,25 +81,50 @@ export class RecordProducer {
 /** Attempts of a transaction's offset commit while the group's coordinator moves or loads. */
 const OFFSET_COMMIT_ATTEMPTS = 8;
 
+/** The wait before the `attempt`th retry (from 0) of a step the coordinator answered busy. */
+export function busyRetryWaitMs(attempt: number): number {
+  const { initialRetryTime, multiplier, maxRetryTime } = TRANSACTION_RETRY;
+  return Math.min(maxRetryTime, Math.ceil(initialRetryTime * multiplier ** attempt));
+}
+
+/** Called before a busy coordinator is asked again. */
+export type BusyRetryListener = (attempt: number, waitMs: number) => void;
+
 /**
- * kafkajs means to retry a TxnOffsetCommit answered by a coordinator that is not (yet)
- * the group's, but it looks for the error type `NOT_COORDINATOR` while its own error
- * table names code 16 `NOT_COORDINATOR_FOR_GROUP`: the answer aborts the transaction
- * instead. It is what a coordinator that just moved or is still loading the group says,
- * after a broker restart or for a group's first commit. Adding the group's offsets to a
- * transaction again is allowed, so the step is retried here with a short backoff.
+ * Adds the group's offsets to the open transaction, retrying what kafkajs does not:
+ * - CONCURRENT_TRANSACTIONS: this is a transaction's first step (see `commit`), so it
+ *   meets the previous transaction's markers still being written; asked again after
+ *   milliseconds (TRANSACTION_RETRY's schedule).
+ * - a group coordinator that moved or is loading: kafkajs means to retry a
+ *   TxnOffsetCommit answered by a coordinator that is not (yet) the group's, but it
+ *   looks for the error type `NOT_COORDINATOR` while its own error table names code 16
+ *   `NOT_COORDINATOR_FOR_GROUP`, so the answer would abort the transaction instead. It
+ *   is what the coordinator says after a broker restart or for a group's first commit.
+ * Adding the group's offsets to a transaction again is allowed.
  */
-async function sendOffsetsRetryingCoordinator(send: () => Promise<void>): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
+async function sendOffsetsRetrying(
+  send: () => Promise<void>,
+  onBusy: BusyRetryListener,
+): Promise<void> {
+  let moving = 0;
+  for (let busy = 0; ; ) {
     try {
       await send();
       return;
     } catch (error: unknown) {
       const type = (error as { type?: unknown } | null)?.type;
-      const moving =
+      if (type === 'CONCURRENT_TRANSACTIONS' && busy < TRANSACTION_RETRY.retries) {
+        const waitMs = busyRetryWaitMs(busy);
+        onBusy(busy, waitMs);
+        busy += 1;
+        await sleep(waitMs);
+        continue;
+      }
+      const coordinatorMoving =
         type === 'NOT_COORDINATOR_FOR_GROUP' || type === 'COORDINATOR_LOAD_IN_PROGRESS';
-      if (!moving || attempt >= OFFSET_COMMIT_ATTEMPTS) throw error;
-      await sleep(Math.min(1_000, 10 * 2 ** attempt));
+      moving += 1;
+      if (!coordinatorMoving || moving >= OFFSET_COMMIT_ATTEMPTS) throw error;
+      await sleep(Math.min(1_000, 10 * 2 ** moving));
     }
   }
 }
@@ -114,6 +140,7 @@ export class TransactionalProducer {
   readonly #partitions: PartitionAssigner;
   /** kafkajs's answer left partitions out (a leader change): they are being sent again. */
   readonly #onResend: (partitions: readonly string[]) => void;
+  readonly #onBusy: BusyRetryListener;
   readonly transactionalId: string;
   constructor(
     producer: Producer,
@@ -122,8 +149,10 @@ export class TransactionalProducer {
     partitionCount: PartitionCount,
     maxRequestBytes = MAX_PRODUCE_REQUEST_BYTES,
     onResend: (partitions: readonly string[]) => void = () => undefined,
+    onBusy: BusyRetryListener = () => undefined,
   ) {
     this.#producer = producer;
+    this.#onBusy = onBusy;
     this.transactionalId = transactionalId;
     this.#compression = compression;
     this.#partitions = new PartitionAssigner(partitionCount);
@@ -155,6 +184,23 @@ export class TransactionalProducer {
   ): Promise<void> {
     const transaction = await this.#producer.transaction();
     try {
+      // Offsets first: the transaction's first request meets the previous transaction's
+      // markers still being written (CONCURRENT_TRANSACTIONS). Were it the records'
+      // AddPartitionsToTxn, kafkajs would refresh the metadata before each retry (a
+      // round trip, and a request the broker pays for); this step is retried here.
+      await sendOffsetsRetrying(
+        () =>
+          transaction.sendOffsets({
+            consumerGroupId: groupId,
+            topics: offsets.map((o) => ({
+              topic: o.topic,
+              partitions: [
+                { partition: o.partition, offset: o.offset, metadata: o.metadata ?? null },
+              ],
+            })),
+          }),
+        this.#onBusy,
+      );
       for (const chunk of produceChunks(records, this.#maxRequestBytes)) {
         await sendAcknowledged(
           (batch) => transaction.sendBatch(batch),
@@ -163,17 +209,6 @@ export class TransactionalProducer {
           this.#onResend,
         );
       }
-      await sendOffsetsRetryingCoordinator(() =>
-        transaction.sendOffsets({
-          consumerGroupId: groupId,
-          topics: offsets.map((o) => ({
-            topic: o.topic,
-            partitions: [
-              { partition: o.partition, offset: o.offset, metadata: o.metadata ?? null },
-            ],
-          })),
-        }),
-      );
       await transaction.commit();
     } catch (error: unknown) {
       if (transaction.isActive()) await transaction.abort().catch(() => undefined);

@@ -105,6 +105,8 @@ export interface FerryMetrics {
   readonly consumptionPaused: Gauge<'reason'>;
   /** `ferry_kafka_errors_total{client,kind}`: errors reported by a Kafka client; `kind` a fixed error class name. */
   readonly kafkaErrors: Counter<'client' | 'kind'>;
+  /** `ferry_kafka_transactional_requests_total{api}`: requests of the transactional producers, by Kafka API. */
+  readonly kafkaTransactionalRequests: Counter<'api'>;
   /** `ferry_consumer_crashes_total`: the consumer stopped on an error (kafkajs `consumer.crash`). */
   readonly consumerCrashes: Counter;
   /** `ferry_reconciliations_total{outcome}`: commands in doubt looked up with `status` before a resend; `found` ones were not sent again. */
@@ -275,6 +277,12 @@ export function createMetrics(registry: Registry = new Registry()): FerryMetrics
       name: 'ferry_kafka_errors_total',
       help: 'Errors reported by the Kafka clients, by client and kind.',
       labelNames: ['client', 'kind'] as const,
+      registers,
+    }),
+    kafkaTransactionalRequests: new Counter({
+      name: 'ferry_kafka_transactional_requests_total',
+      help: 'Requests the transactional producers sent to Kafka, by API (a transaction takes about five).',
+      labelNames: ['api'] as const,
       registers,
     }),
     consumerCrashes: new Counter({

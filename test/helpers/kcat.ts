@@ -33,11 +33,14 @@ function parseHeaders(text: string): Record<string, string> {
  * Every record of `topic`, all partitions, at read_committed, in the order kcat printed them.
  * The format `%p\t%h\t%k\t%S\t%s\n` gives the value's byte length, so values may hold any bytes.
  */
-export async function kcatReadAll(topic: string): Promise<KcatRecord[]> {
+export async function kcatReadAll(
+  topic: string,
+  brokers: readonly string[] = testBrokers(),
+): Promise<KcatRecord[]> {
   const { stdout } = await execFileAsync(
     findTool('kcat'),
     [
-      ...['-C', '-b', testBrokers().join(','), '-t', topic, '-o', 'beginning', '-e', '-q'],
+      ...['-C', '-b', brokers.join(','), '-t', topic, '-o', 'beginning', '-e', '-q'],
       ...['-X', 'isolation.level=read_committed', '-f', '%p\\t%h\\t%k\\t%S\\t%s\\n'],
     ],
     { timeout: 30_000, maxBuffer: 16 * 1024 * 1024, encoding: 'buffer' },

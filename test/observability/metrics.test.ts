@@ -40,6 +40,7 @@ const expected: Record<keyof Omit<FerryMetrics, 'registry'>, [string, string, st
   accessDenied: ['ferry_gateway_access_denied', 'gauge', []],
   consumptionPaused: ['ferry_consumption_paused', 'gauge', ['reason']],
   kafkaErrors: ['ferry_kafka_errors_total', 'counter', ['client', 'kind']],
+  kafkaTransactionalRequests: ['ferry_kafka_transactional_requests_total', 'counter', ['api']],
   consumerCrashes: ['ferry_consumer_crashes_total', 'counter', []],
   reconciliations: ['ferry_reconciliations_total', 'counter', ['outcome']],
   endToEnd: ['ferry_end_to_end_seconds', 'histogram', ['type']],
