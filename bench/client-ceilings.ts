@@ -2,12 +2,19 @@
  * What the Kafka client alone can do on this machine and broker, next to the
  * end-to-end figures: kafkajs producing idempotently with acks=all (as ferry's
  * producer is configured) and consuming at read_committed, with no other work.
- * Kafka's own perf tools (Java client) are run the same way for comparison. It runs
+ * Kafka's own perf tools (Java client) are run the same way for comparison, and what a
+ * transaction costs (transaction-ceilings.ts). It runs
  * after the scenarios, on fresh topics.
  */
 import { Kafka, logLevel } from 'kafkajs';
 import { type BenchContext, createTopics, takeCommands } from './bench-context.ts';
 import { consumerPerf, ensurePerfToolJars, producerPerf } from './kafka-perf-tools.ts';
+import {
+  describeTransactionCeiling,
+  measureTransactionCeilings,
+  transactionCeilingName,
+  transactionTopics,
+} from './transaction-ceilings.ts';
 
 export interface CeilingRow {
   readonly name: string;
@@ -98,6 +105,25 @@ export async function measureClientCeilings(
     note: `${seen} records, group joined to last batch ${consumeSeconds.toFixed(2)} s`,
   });
   log(`  ${rows[1]?.name}: ${Math.round(seen / consumeSeconds)} records/s`);
+
+  const transactions = await measureTransactionCeilings({
+    brokers: context.brokers,
+    prefix: `${topic}.transactions`,
+    ids: partitions,
+    transactionsPerId: quick ? 30 : 100,
+    recordsPerTransaction: 10,
+  });
+  context.createdTopics.push(...transactionTopics(`${topic}.transactions`));
+  for (const row of transactions) {
+    rows.push({
+      name: transactionCeilingName(row, partitions),
+      recordsPerSecond: row.transactionsPerSecond,
+      note: describeTransactionCeiling(row),
+    });
+    log(
+      `  ${transactionCeilingName(row, partitions)}: ${Math.round(row.transactionsPerSecond)}, ${describeTransactionCeiling(row)}`,
+    );
+  }
 
   const recordSize = Math.round(
     commands.reduce((sum, c) => sum + c.key.length + c.value.length, 0) / commands.length,

@@ -184,11 +184,12 @@ export const variables = {
   /** Least time from a partition's result transaction to its next; answers meanwhile join the next. */
   FERRY_COMMIT_GAP_MS: v(integer(0, 10_000), 5),
   /**
-   * Where a result is written: `key`, the partition of its key's murmur2 hash (the Java
-   * client's default); `source`, the partition number of its command (modulo the results
-   * topic's count), so that one partition's transaction writes one results partition.
+   * Where a result is written: `source`, the partition number of its command (modulo the
+   * results topic's count), so that one partition's transaction writes one results
+   * partition and no other partition's transactions hold back when it becomes readable;
+   * `key`, the partition of its key's murmur2 hash (the Java client's default).
    */
-  FERRY_RESULTS_PARTITIONING: v(oneOf('key', 'source'), 'key'),
+  FERRY_RESULTS_PARTITIONING: v(oneOf('key', 'source'), 'source'),
   /** Envelopes per second across the process; 0 means no cap. */
   FERRY_RATE_LIMIT_RPS: v(integer(0, 1_000_000), 0),
   /** Commands read and not yet committed, at most (backpressure bound). */
