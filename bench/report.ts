@@ -220,7 +220,9 @@ export function formatReport(report: BenchReport): string {
   }
   if (report.ceilings) {
     out.push('');
-    out.push('client ceilings (records/s, or transactions/s where named; one client alone on this broker)');
+    out.push(
+      'client ceilings (records/s, or transactions/s where named; one client alone on this broker)',
+    );
     for (const c of report.ceilings.rows) {
       out.push(`  ${c.name.padEnd(56)} ${n(c.recordsPerSecond).padStart(10)}  ${c.note}`);
     }

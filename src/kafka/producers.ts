@@ -20,7 +20,8 @@ import {
  * other back to back under load, so the retries start at 2 ms and grow by half each
  * time (doubling overshot: a 5 ms wait missed by a little cost 10 ms more); 23 of them
  * keep about a minute of patience in all, each wait capped at 30 s. ferry's own retry of
- * a transaction's first step (`sendOffsetsRetrying`) follows the same schedule.
+ * a transaction's first step (`sendOffsetsRetrying`) follows the same schedule, for a few
+ * seconds (`BUSY_RETRIES`).
  */
 export const TRANSACTION_RETRY = {
   initialRetryTime: 2,
@@ -78,8 +79,38 @@ export class RecordProducer {
   }
 }
 
-/** Attempts of a transaction's offset commit while the group's coordinator moves or loads. */
+/** Attempts of a transaction's offset step while its coordinators move, load or cannot be reached. */
 const OFFSET_COMMIT_ATTEMPTS = 8;
+
+/**
+ * Times a busy coordinator is asked again within one commit (about 6 s in all): markers
+ * take milliseconds to write, so longer means something else is wrong, and the commit
+ * fails to its caller, which may try again with a check of what committed.
+ */
+export const BUSY_RETRIES = 18;
+
+/**
+ * Answers of a coordinator that moved, is loading or was not reached. kafkajs names
+ * codes 14 and 15 `GROUP_LOAD_IN_PROGRESS` and `GROUP_COORDINATOR_NOT_AVAILABLE` (its
+ * own retry lists look for other names).
+ */
+const COORDINATOR_MOVING = new Set([
+  'NOT_COORDINATOR',
+  'NOT_COORDINATOR_FOR_GROUP',
+  'COORDINATOR_NOT_AVAILABLE',
+  'GROUP_COORDINATOR_NOT_AVAILABLE',
+  'COORDINATOR_LOAD_IN_PROGRESS',
+  'GROUP_LOAD_IN_PROGRESS',
+]);
+
+/** kafkajs's errors for a coordinator that did not answer (they carry no protocol type). */
+const UNREACHED = new Set([
+  'KafkaJSConnectionError',
+  'KafkaJSConnectionClosedError',
+  'KafkaJSRequestTimeoutError',
+  'KafkaJSBrokerNotFound',
+  'KafkaJSGroupCoordinatorNotFound',
+]);
 
 /** The wait before the `attempt`th retry (from 0) of a step the coordinator answered busy. */
 export function busyRetryWaitMs(attempt: number): number {
@@ -91,15 +122,16 @@ export function busyRetryWaitMs(attempt: number): number {
 export type BusyRetryListener = (attempt: number, waitMs: number) => void;
 
 /**
- * Adds the group's offsets to the open transaction, retrying what kafkajs does not:
+ * Adds the group's offsets to the open transaction (AddOffsetsToTxn, then
+ * TxnOffsetCommit), retrying what kafkajs does not:
  * - CONCURRENT_TRANSACTIONS: this is a transaction's first step (see `commit`), so it
  *   meets the previous transaction's markers still being written; asked again after
- *   milliseconds (TRANSACTION_RETRY's schedule).
- * - a group coordinator that moved or is loading: kafkajs means to retry a
- *   TxnOffsetCommit answered by a coordinator that is not (yet) the group's, but it
- *   looks for the error type `NOT_COORDINATOR` while its own error table names code 16
- *   `NOT_COORDINATOR_FOR_GROUP`, so the answer would abort the transaction instead. It
- *   is what the coordinator says after a broker restart or for a group's first commit.
+ *   milliseconds (TRANSACTION_RETRY's schedule), up to BUSY_RETRIES times.
+ * - a coordinator that moved, is loading or was not reached (COORDINATOR_MOVING). For
+ *   code 16 kafkajs looks for the type `NOT_COORDINATOR` while its own error table names
+ *   it `NOT_COORDINATOR_FOR_GROUP`, so without this the answer would abort the
+ *   transaction. It is what a coordinator says after a broker restart, or for a group's
+ *   first commit; the coordinator cache drops the node, and the next try looks it up.
  * Adding the group's offsets to a transaction again is allowed.
  */
 async function sendOffsetsRetrying(
@@ -113,15 +145,18 @@ async function sendOffsetsRetrying(
       return;
     } catch (error: unknown) {
       const type = (error as { type?: unknown } | null)?.type;
-      if (type === 'CONCURRENT_TRANSACTIONS' && busy < TRANSACTION_RETRY.retries) {
+      if (type === 'CONCURRENT_TRANSACTIONS' && busy < BUSY_RETRIES) {
         const waitMs = busyRetryWaitMs(busy);
         onBusy(busy, waitMs);
         busy += 1;
         await sleep(waitMs);
         continue;
       }
+      const name = (error as { name?: unknown } | null)?.name;
       const coordinatorMoving =
-        type === 'NOT_COORDINATOR_FOR_GROUP' || type === 'COORDINATOR_LOAD_IN_PROGRESS';
+        typeof type === 'string'
+          ? COORDINATOR_MOVING.has(type)
+          : typeof name === 'string' && UNREACHED.has(name);
       moving += 1;
       if (!coordinatorMoving || moving >= OFFSET_COMMIT_ATTEMPTS) throw error;
       await sleep(Math.min(1_000, 10 * 2 ** moving));
