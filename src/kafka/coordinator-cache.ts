@@ -12,26 +12,17 @@
  * a failed request is found again soon.
  */
 import type { Kafka } from 'kafkajs';
+import { COORDINATOR_MOVING_TYPES } from './coordinator-errors.ts';
 
 /** How long a coordinator is trusted without a failed request to it. */
 export const COORDINATOR_TTL_MS = 10_000;
-
-/** Protocol errors that mean the broker asked is not (or not yet) the coordinator. */
-const COORDINATOR_ERRORS = new Set([
-  'NOT_COORDINATOR',
-  'NOT_COORDINATOR_FOR_GROUP',
-  'COORDINATOR_NOT_AVAILABLE',
-  'GROUP_COORDINATOR_NOT_AVAILABLE',
-  'COORDINATOR_LOAD_IN_PROGRESS',
-  'GROUP_LOAD_IN_PROGRESS',
-]);
 
 /** Whether a failed request leaves the coordinator it went to in doubt. */
 export function doubtsCoordinator(error: unknown): boolean {
   // Broker answers carry the protocol error's type; connection errors, request
   // timeouts and anything unknown have none.
   const { type } = (error ?? {}) as { type?: unknown };
-  return typeof type !== 'string' || COORDINATOR_ERRORS.has(type);
+  return typeof type !== 'string' || COORDINATOR_MOVING_TYPES.has(type);
 }
 
 /** Coordinator node ids by (coordinator type, group or transactional id), each for a while. */

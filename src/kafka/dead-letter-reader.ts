@@ -22,6 +22,7 @@ import type { KafkaSecurity } from '../config/kafka-security.ts';
 import { FerryError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import { registerCompressionCodecs } from './compression.ts';
+import { whileCoordinatorMoves } from './coordinator-errors.ts';
 import { kafkaConnection, kafkaError } from './kafka-security.ts';
 import { headersOf, kafkaLogCreator } from './kafkajs-adapters.ts';
 
@@ -78,10 +79,14 @@ export class DeadLetterReader implements DeadLetterLog {
   async progress(): Promise<Map<number, PartitionProgress>> {
     try {
       const admin = await this.#adminClient();
-      const answer = await admin.fetchOffsets({
-        groupId: this.#options.progressGroupId,
-        topics: [this.#options.deadLetterTopic],
-      });
+      // kafkajs's fetchOffsets gives up on a group coordinator that just moved or still
+      // loads the group (a broker restart, a new cluster): asked again shortly.
+      const answer = await whileCoordinatorMoves(() =>
+        admin.fetchOffsets({
+          groupId: this.#options.progressGroupId,
+          topics: [this.#options.deadLetterTopic],
+        }),
+      );
       const result = new Map<number, PartitionProgress>();
       for (const p of answer[0]?.partitions ?? []) {
         const offset = Number(p.offset);

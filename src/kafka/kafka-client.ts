@@ -21,6 +21,7 @@ import {
   type RecordConsumerOptions,
 } from './consumers.ts';
 import { cacheCoordinators } from './coordinator-cache.ts';
+import { whileCoordinatorMoves } from './coordinator-errors.ts';
 import { kafkaConnection, kafkaError } from './kafka-security.ts';
 import { kafkaLogCreator } from './kafkajs-adapters.ts';
 import { RecordProducer, TRANSACTION_RETRY, TransactionalProducer } from './producers.ts';
@@ -198,7 +199,10 @@ export class KafkaClient {
   async committedOffsets(groupId: string, topic: string): Promise<Map<number, PartitionOffset>> {
     try {
       const admin = await this.#adminClient();
-      const answer = await admin.fetchOffsets({ groupId, topics: [topic] });
+      // kafkajs gives up on a coordinator that just moved or still loads the group.
+      const answer = await whileCoordinatorMoves(() =>
+        admin.fetchOffsets({ groupId, topics: [topic] }),
+      );
       const result = new Map<number, PartitionOffset>();
       for (const p of answer[0]?.partitions ?? []) {
         result.set(p.partition, {

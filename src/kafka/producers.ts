@@ -2,6 +2,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CompressionTypes, Producer } from 'kafkajs';
 import { PartitionAssigner, type PartitionCount, sendAcknowledged } from './acknowledged-send.ts';
+import { coordinatorMoving } from './coordinator-errors.ts';
 import { kafkaError } from './kafka-security.ts';
 import {
   MAX_PRODUCE_REQUEST_BYTES,
@@ -89,29 +90,6 @@ const OFFSET_COMMIT_ATTEMPTS = 8;
  */
 export const BUSY_RETRIES = 18;
 
-/**
- * Answers of a coordinator that moved, is loading or was not reached. kafkajs names
- * codes 14 and 15 `GROUP_LOAD_IN_PROGRESS` and `GROUP_COORDINATOR_NOT_AVAILABLE` (its
- * own retry lists look for other names).
- */
-const COORDINATOR_MOVING = new Set([
-  'NOT_COORDINATOR',
-  'NOT_COORDINATOR_FOR_GROUP',
-  'COORDINATOR_NOT_AVAILABLE',
-  'GROUP_COORDINATOR_NOT_AVAILABLE',
-  'COORDINATOR_LOAD_IN_PROGRESS',
-  'GROUP_LOAD_IN_PROGRESS',
-]);
-
-/** kafkajs's errors for a coordinator that did not answer (they carry no protocol type). */
-const UNREACHED = new Set([
-  'KafkaJSConnectionError',
-  'KafkaJSConnectionClosedError',
-  'KafkaJSRequestTimeoutError',
-  'KafkaJSBrokerNotFound',
-  'KafkaJSGroupCoordinatorNotFound',
-]);
-
 /** The wait before the `attempt`th retry (from 0) of a step the coordinator answered busy. */
 export function busyRetryWaitMs(attempt: number): number {
   const { initialRetryTime, multiplier, maxRetryTime } = TRANSACTION_RETRY;
@@ -127,7 +105,7 @@ export type BusyRetryListener = (attempt: number, waitMs: number) => void;
  * - CONCURRENT_TRANSACTIONS: this is a transaction's first step (see `commit`), so it
  *   meets the previous transaction's markers still being written; asked again after
  *   milliseconds (TRANSACTION_RETRY's schedule), up to BUSY_RETRIES times.
- * - a coordinator that moved, is loading or was not reached (COORDINATOR_MOVING). For
+ * - a coordinator that moved, is loading or was not reached (`coordinatorMoving`). For
  *   code 16 kafkajs looks for the type `NOT_COORDINATOR` while its own error table names
  *   it `NOT_COORDINATOR_FOR_GROUP`, so without this the answer would abort the
  *   transaction. It is what a coordinator says after a broker restart, or for a group's
@@ -152,13 +130,8 @@ async function sendOffsetsRetrying(
         await sleep(waitMs);
         continue;
       }
-      const name = (error as { name?: unknown } | null)?.name;
-      const coordinatorMoving =
-        typeof type === 'string'
-          ? COORDINATOR_MOVING.has(type)
-          : typeof name === 'string' && UNREACHED.has(name);
       moving += 1;
-      if (!coordinatorMoving || moving >= OFFSET_COMMIT_ATTEMPTS) throw error;
+      if (!coordinatorMoving(error) || moving >= OFFSET_COMMIT_ATTEMPTS) throw error;
       await sleep(Math.min(1_000, 10 * 2 ** moving));
     }
   }
