@@ -6,6 +6,7 @@ import {
   cacheCoordinators,
   doubtsCoordinator,
 } from '../../src/kafka/coordinator-cache.ts';
+import { COORDINATOR_MOVING_TYPES } from '../../src/kafka/coordinator-errors.ts';
 import { BUSY_RETRIES, busyRetryWaitMs, TRANSACTION_RETRY } from '../../src/kafka/producers.ts';
 
 test('a remembered coordinator is found until forgotten', () => {
@@ -40,13 +41,7 @@ test('remembering again renews the time and the node', () => {
 });
 
 test('which failures put the coordinator in doubt', () => {
-  for (const type of [
-    'NOT_COORDINATOR',
-    'NOT_COORDINATOR_FOR_GROUP',
-    'COORDINATOR_NOT_AVAILABLE',
-    'GROUP_COORDINATOR_NOT_AVAILABLE',
-    'COORDINATOR_LOAD_IN_PROGRESS',
-  ]) {
+  for (const type of COORDINATOR_MOVING_TYPES) {
     assert.equal(doubtsCoordinator({ name: 'KafkaJSProtocolError', type }), true, type);
   }
   // The coordinator answered: it is the right one.
