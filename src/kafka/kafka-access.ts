@@ -63,7 +63,17 @@ export interface KafkaAccessOptions {
   readonly connectTimeoutMs?: number;
 }
 
+/** How long one try of a probe may take. */
 const PROBE_TIMEOUT_MS = 30_000;
+/**
+ * How long a probe is tried again while Kafka answers with passing errors or a try
+ * times out: a node of a cluster killed during start-up takes its partitions and
+ * coordinators along until the cluster has moved them (tens of seconds).
+ */
+const STEP_DEADLINE_MS = 90_000;
+
+/** A probe's try that ran out of time: tried again while the step's deadline allows. */
+class ProbeTimeout extends FerryError {}
 
 interface CoordinatorRefusal {
   readonly type: string;
@@ -74,7 +84,7 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(new FerryError('kafka', `${what} timed out after ${ms} ms`)),
+      () => reject(new ProbeTimeout('kafka', `${what} timed out after ${ms} ms`)),
       ms,
     );
   });
@@ -84,8 +94,6 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
 export class KafkaAccessCheck {
   readonly #options: KafkaAccessOptions;
   readonly #kafka: Kafka;
-  /** Without retries: the first connection is retried by {@link #connect}, which stops at a refusal. */
-  readonly #firstContact: Kafka;
   readonly #log: Logger;
   /** `max.message.bytes` of each topic as the cluster described it (for the write probe). */
   readonly #topicMaxMessageBytes = new Map<string, number>();
@@ -109,11 +117,6 @@ export class KafkaAccessCheck {
       logLevel: logLevel.DEBUG,
       logCreator: () => (entry) => this.#noteCoordinatorRefusal(entry),
       retry: { initialRetryTime: 300, retries: 6 },
-    });
-    this.#firstContact = new Kafka({
-      ...this.#connection,
-      logLevel: logLevel.NOTHING,
-      retry: { retries: 0 },
     });
   }
 
@@ -196,7 +199,7 @@ export class KafkaAccessCheck {
     action: () => Promise<T>,
     { timeAttempts = true }: { timeAttempts?: boolean } = {},
   ): Promise<T> {
-    const deadline = Date.now() + PROBE_TIMEOUT_MS;
+    const deadline = Date.now() + STEP_DEADLINE_MS;
     for (let attempt = 1; ; attempt++) {
       this.#coordinatorRefusal = undefined;
       try {
@@ -209,9 +212,12 @@ export class KafkaAccessCheck {
           throw kafkaError(cause, `${what}: finding the coordinator`);
         }
         const failure = kafkaError(error, what);
-        if (failure.code !== 'kafka' || !isRetriable(error) || Date.now() > deadline) {
-          throw failure;
-        }
+        const passing = error instanceof ProbeTimeout || isRetriable(error);
+        if (failure.code !== 'kafka' || !passing || Date.now() > deadline) throw failure;
+        this.#log.info(
+          { attempt, err: failure.message },
+          'Kafka is not ready for this yet; retrying',
+        );
         await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 200 * attempt)));
       }
     }
@@ -220,9 +226,18 @@ export class KafkaAccessCheck {
   /** Connects, retrying brokers that do not answer; a refusal ends it at once. */
   async #connect(): Promise<Admin> {
     const deadline = Date.now() + (this.#options.connectTimeoutMs ?? 60_000);
+    const { brokers } = this.#options;
     for (let attempt = 1; ; attempt++) {
-      // This loop retries; kafkajs's own retries would only delay a refusal.
-      const admin = this.#firstContact.admin();
+      // This loop retries; kafkajs's own retries would only delay a refusal. kafkajs tries
+      // the first broker of the list first, so each try begins with the next broker: a
+      // node that is down must not hold up start-up while the others answer.
+      const first = (attempt - 1) % brokers.length;
+      const admin = new Kafka({
+        ...this.#connection,
+        brokers: [...brokers.slice(first), ...brokers.slice(0, first)],
+        logLevel: logLevel.NOTHING,
+        retry: { retries: 0 },
+      }).admin();
       try {
         await admin.connect();
         await admin.describeCluster();
