@@ -2,7 +2,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CompressionTypes, Producer } from 'kafkajs';
 import { PartitionAssigner, type PartitionCount, sendAcknowledged } from './acknowledged-send.ts';
-import { coordinatorMoving } from './coordinator-errors.ts';
+import { whileCoordinatorMoves } from './coordinator-errors.ts';
 import { kafkaError } from './kafka-security.ts';
 import {
   MAX_PRODUCE_REQUEST_BYTES,
@@ -80,9 +80,6 @@ export class RecordProducer {
   }
 }
 
-/** Attempts of a transaction's offset step while its coordinators move, load or cannot be reached. */
-const OFFSET_COMMIT_ATTEMPTS = 8;
-
 /**
  * Times a busy coordinator is asked again within one commit (about 6 s in all): markers
  * take milliseconds to write, so longer means something else is wrong, and the commit
@@ -105,7 +102,7 @@ export type BusyRetryListener = (attempt: number, waitMs: number) => void;
  * - CONCURRENT_TRANSACTIONS: this is a transaction's first step (see `commit`), so it
  *   meets the previous transaction's markers still being written; asked again after
  *   milliseconds (TRANSACTION_RETRY's schedule), up to BUSY_RETRIES times.
- * - a coordinator that moved, is loading or was not reached (`coordinatorMoving`). For
+ * - a coordinator that moved, is loading or was not reached (`whileCoordinatorMoves`). For
  *   code 16 kafkajs looks for the type `NOT_COORDINATOR` while its own error table names
  *   it `NOT_COORDINATOR_FOR_GROUP`, so without this the answer would abort the
  *   transaction. It is what a coordinator says after a broker restart, or for a group's
@@ -116,25 +113,22 @@ async function sendOffsetsRetrying(
   send: () => Promise<void>,
   onBusy: BusyRetryListener,
 ): Promise<void> {
-  let moving = 0;
-  for (let busy = 0; ; ) {
-    try {
-      await send();
-      return;
-    } catch (error: unknown) {
-      const type = (error as { type?: unknown } | null)?.type;
-      if (type === 'CONCURRENT_TRANSACTIONS' && busy < BUSY_RETRIES) {
+  // One budget of busy retries for the whole step, across the coordinator's moves.
+  let busy = 0;
+  await whileCoordinatorMoves(async () => {
+    for (;;) {
+      try {
+        return await send();
+      } catch (error: unknown) {
+        const type = (error as { type?: unknown } | null)?.type;
+        if (type !== 'CONCURRENT_TRANSACTIONS' || busy >= BUSY_RETRIES) throw error;
         const waitMs = busyRetryWaitMs(busy);
         onBusy(busy, waitMs);
         busy += 1;
         await sleep(waitMs);
-        continue;
       }
-      moving += 1;
-      if (!coordinatorMoving(error) || moving >= OFFSET_COMMIT_ATTEMPTS) throw error;
-      await sleep(Math.min(1_000, 10 * 2 ** moving));
     }
-  }
+  });
 }
 
 /**
