@@ -4,9 +4,10 @@
  * ferry will do later, on throwaway resources under the same ACL prefixes, and leaves
  * nothing a read_committed reader can see.
  */
-import type { Admin, Kafka } from 'kafkajs';
+
 import { FerryError } from '../errors.ts';
 import { kafkaRefusalOf } from './kafka-security.ts';
+import type { Admin, Kafka } from './kafkajs.ts';
 
 /** Runs one probe step: classifies its failure, retries passing errors (KafkaAccessCheck). */
 export type Step = <T>(what: string, action: () => Promise<T>) => Promise<T>;

@@ -8,14 +8,15 @@
  * partitioner (Java's murmur2 of the key, so placement is unchanged), checks that
  * every partition it wrote to is in the answer, and sends the rest again.
  */
+
+import { FerryError } from '../errors.ts';
 import {
   type Message,
   Partitioners,
   type PartitionMetadata,
   type Producer,
   type RecordMetadata,
-} from 'kafkajs';
-import { FerryError } from '../errors.ts';
+} from './kafkajs.ts';
 
 /** How many partitions a topic has (cached by the caller). */
 export type PartitionCount = (topic: string) => Promise<number>;

@@ -7,9 +7,9 @@
  */
 import { promisify } from 'node:util';
 import { zstdCompress, zstdDecompress } from 'node:zlib';
-// kafkajs is CommonJS and Node cannot see these two among its named exports.
-import kafkajs, { type CompressionTypes } from 'kafkajs';
 import { compress as snappyCompress, uncompress as snappyUncompress } from 'snappyjs';
+// kafkajs is CommonJS and Node cannot see these two among its named exports.
+import kafkajs, { type CompressionTypes } from './kafkajs.ts';
 import { decodeLz4Frames, encodeLz4Frame } from './lz4-frame.ts';
 
 /** What ferry may write its own records with (FERRY_KAFKA_COMPRESSION). */

@@ -1,5 +1,5 @@
 /** ferry's consumers: the pipeline's batch consumer and a record reader for tools and tests. */
-import type { Consumer } from 'kafkajs';
+import type { Consumer } from './kafkajs.ts';
 import { type InboundRecord, inbound } from './records.ts';
 
 export interface RecordBatch {

@@ -8,12 +8,12 @@
  * always starts at the beginning and never shares partitions with anyone.
  */
 import { randomUUID } from 'node:crypto';
-import { type Admin, type Consumer, Kafka, logLevel, type Producer } from 'kafkajs';
 import type { KafkaSecurity } from '../config/kafka-security.ts';
 import { FerryError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import { registerCompressionCodecs } from './compression.ts';
 import { kafkaConnection, kafkaError } from './kafka-security.ts';
+import { type Admin, type Consumer, Kafka, logLevel, type Producer } from './kafkajs.ts';
 import { kafkaLogCreator } from './kafkajs-adapters.ts';
 
 /** One record of the control topic as the follower hands it over. */

@@ -11,8 +11,9 @@
  * fencing), and after `ttlMs` whatever happens, so a coordinator that moved without
  * a failed request is found again soon.
  */
-import type { Kafka } from 'kafkajs';
+
 import { COORDINATOR_MOVING_TYPES } from './coordinator-errors.ts';
+import type { Kafka } from './kafkajs.ts';
 
 /** How long a coordinator is trusted without a failed request to it. */
 export const COORDINATOR_TTL_MS = 10_000;

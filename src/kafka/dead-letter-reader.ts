@@ -10,7 +10,6 @@
  * with `setOffsets` before it joins, deleted afterwards.
  */
 import { randomUUID } from 'node:crypto';
-import { type Admin, Kafka, logLevel, type Producer } from 'kafkajs';
 import type {
   DeadLetter,
   DeadLetterLog,
@@ -24,6 +23,7 @@ import type { Logger } from '../observability/logger.ts';
 import { registerCompressionCodecs } from './compression.ts';
 import { whileCoordinatorMoves } from './coordinator-errors.ts';
 import { kafkaConnection, kafkaError } from './kafka-security.ts';
+import { type Admin, Kafka, logLevel, type Producer } from './kafkajs.ts';
 import { headersOf, kafkaLogCreator } from './kafkajs-adapters.ts';
 
 const PROGRESS_VISIBLE_TIMEOUT_MS = 10_000;

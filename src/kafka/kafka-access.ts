@@ -19,7 +19,6 @@
  * - initialising a transactional id under the replay's prefix: TransactionalId WRITE.
  */
 import { randomUUID } from 'node:crypto';
-import kafkajs, { type Admin, Kafka, type KafkaConfig, type LogEntry, logLevel } from 'kafkajs';
 import type { KafkaSecurity } from '../config/kafka-security.ts';
 import { FerryError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -31,6 +30,13 @@ import {
   type Step,
 } from './access-probes.ts';
 import { kafkaConnection, kafkaError } from './kafka-security.ts';
+import kafkajs, {
+  type Admin,
+  Kafka,
+  type KafkaConfig,
+  type LogEntry,
+  logLevel,
+} from './kafkajs.ts';
 import { createTopicsAndWait } from './topic-leaders.ts';
 import {
   type ExpectedTopicSettings,

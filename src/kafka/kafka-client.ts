@@ -1,11 +1,3 @@
-import {
-  type Admin,
-  type CompressionTypes,
-  Kafka,
-  type KafkaConfig,
-  logLevel,
-  Partitioners,
-} from 'kafkajs';
 import type { KafkaSecurity } from '../config/kafka-security.ts';
 import type { Logger } from '../observability/logger.ts';
 import {
@@ -23,6 +15,14 @@ import {
 import { cacheCoordinators } from './coordinator-cache.ts';
 import { whileCoordinatorMoves } from './coordinator-errors.ts';
 import { kafkaConnection, kafkaError } from './kafka-security.ts';
+import {
+  type Admin,
+  type CompressionTypes,
+  Kafka,
+  type KafkaConfig,
+  logLevel,
+  Partitioners,
+} from './kafkajs.ts';
 import { kafkaLogCreator } from './kafkajs-adapters.ts';
 import { RecordProducer, TRANSACTION_RETRY, TransactionalProducer } from './producers.ts';
 import type { PartitionOffset, TopicSpec } from './records.ts';

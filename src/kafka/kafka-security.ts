@@ -4,9 +4,9 @@
  * answers with (wrong credentials, an unknown CA, a missing ACL) into ferry's codes.
  */
 import type { ConnectionOptions } from 'node:tls';
-import type { KafkaConfig, SASLOptions } from 'kafkajs';
 import type { KafkaSecurity, TokenSource } from '../config/kafka-security.ts';
 import { type ErrorCode, FerryError } from '../errors.ts';
+import type { KafkaConfig, SASLOptions } from './kafkajs.ts';
 import { OAuthTokenProvider } from './oauth-token.ts';
 
 /**

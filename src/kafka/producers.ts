@@ -1,9 +1,9 @@
 /** ferry's producers: plain acknowledged sends and per-partition transactions. */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { CompressionTypes, Producer } from 'kafkajs';
 import { PartitionAssigner, type PartitionCount, sendAcknowledged } from './acknowledged-send.ts';
 import { whileCoordinatorMoves } from './coordinator-errors.ts';
 import { kafkaError } from './kafka-security.ts';
+import type { CompressionTypes, Producer } from './kafkajs.ts';
 import {
   MAX_PRODUCE_REQUEST_BYTES,
   type OutboundRecord,

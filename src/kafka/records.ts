@@ -1,5 +1,5 @@
 /** The records ferry reads and writes, and how they become kafkajs messages and requests. */
-import type { IHeaders, KafkaMessage } from 'kafkajs';
+import type { IHeaders, KafkaMessage } from './kafkajs.ts';
 import { headersOf } from './kafkajs-adapters.ts';
 
 export interface InboundRecord {

@@ -4,7 +4,7 @@
  * (UNKNOWN_TOPIC_OR_PARTITION); later, any client of ferry's may ask any broker for
  * metadata (a consumer's subscribe, a producer's first send) and fail the same way.
  */
-import { type Admin, type ITopicConfig, Kafka, type KafkaConfig, logLevel } from 'kafkajs';
+import { type Admin, type ITopicConfig, Kafka, type KafkaConfig, logLevel } from './kafkajs.ts';
 
 /** A topic just created, and how many partitions it was created with. */
 export interface NewTopic {

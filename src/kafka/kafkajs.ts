@@ -1,0 +1,10 @@
+/**
+ * kafkajs as ferry loads it: every module of ferry imports kafkajs from here, so the
+ * workarounds that must be in place before kafkajs's own modules load come first.
+ * ECMAScript modules evaluate their imports in order, and kafkajs (CommonJS) runs when
+ * its turn comes, after them.
+ */
+import './kafkajs-grouping.ts';
+
+export * from 'kafkajs';
+export { default } from 'kafkajs';
