@@ -26,11 +26,17 @@ import {
 } from './bench-context.ts';
 import type { BenchCommand } from './command-mix.ts';
 import type { ResultCollector, RunTracker } from './result-collector.ts';
+import {
+  formatRuntime,
+  NO_RUNTIME_READING,
+  type RuntimeFigures,
+  runtimeSince,
+} from './runtime-metrics.ts';
 import { describe, type ScenarioFigures, summarise } from './scenario-figures.ts';
 import {
+  type FerryReading,
   formatStages,
-  readStageBuckets,
-  type StageBuckets,
+  readFerryMetrics,
   type StageFigures,
   stageFigures,
 } from './stage-metrics.ts';
@@ -156,7 +162,7 @@ export async function runBacklog(
         results.completed === results.expected ? results.lastResultSeenAtMs : deadlineMs;
       const cpuAtEnd = cpuOf(subject);
       const counts = await emulator.counts();
-      const stages = await stagesSince(subject, new Map());
+      const ferry = await ferrySince(subject, undefined);
       await subject.child.stop(30_000);
       const figures = summarise(
         { subject: name, kind: 'backlog', latencyMs: settings.latencyMs },
@@ -173,30 +179,47 @@ export async function runBacklog(
           commandRecords,
         },
       );
-      return reported(figures, stages, log);
+      return reported(figures, ferry, log);
     },
   );
 }
 
-/** Logs a scenario's figures (and ferry's stages) and returns them with the stages. */
+/** ferry's own view of a run: its stages, and what its runtime did. */
+interface FerryView {
+  readonly stages: StageFigures[];
+  readonly runtime: RuntimeFigures;
+}
+
+/** Logs a scenario's figures (and ferry's view of it) and returns them with the stages. */
 function reported(
   figures: ScenarioFigures,
-  stages: StageFigures[] | undefined,
+  ferry: FerryView | undefined,
   log: Log,
 ): ScenarioFigures {
   log(describe(figures));
-  if (!stages) return figures;
-  log(`  ferry stages p50/p99 ms: ${formatStages(stages)}`);
-  return { ...figures, stages };
+  if (!ferry) return figures;
+  log(`  ferry stages p50/p99 ms: ${formatStages(ferry.stages)}`);
+  log(`  ferry runtime: ${formatRuntime(ferry.runtime)}`);
+  return { ...figures, stages: ferry.stages };
 }
 
-/** ferry's own stage figures since `before` (its metrics endpoint); undefined for the others. */
-async function stagesSince(
-  subject: StartedSubject,
-  before: StageBuckets,
-): Promise<StageFigures[] | undefined> {
+/** ferry's metrics, read now; undefined for the other systems. */
+async function readFerry(subject: StartedSubject): Promise<FerryReading | undefined> {
   if (!subject.metricsUrl) return undefined;
-  return stageFigures(before, await readStageBuckets(subject.metricsUrl));
+  return readFerryMetrics(subject.metricsUrl);
+}
+
+/** ferry's stages and runtime since `before` (from its start without one); undefined for the others. */
+async function ferrySince(
+  subject: StartedSubject,
+  before: FerryReading | undefined,
+): Promise<FerryView | undefined> {
+  const after = await readFerry(subject);
+  if (!after) return undefined;
+  return {
+    stages: stageFigures(before?.stages ?? new Map(), after.stages),
+    runtime: runtimeSince(before?.runtime ?? NO_RUNTIME_READING, after.runtime),
+  };
 }
 
 /** The subject started and warmed up, then fed `ratePerSecond` for `pacedSeconds`. */
@@ -231,9 +254,7 @@ export async function runPaced(
       Math.max(1, Math.round(ratePerSecond * settings.pacedSeconds)),
     );
     const tracker = collector.track(commands);
-    const stagesBefore = subject.metricsUrl
-      ? await readStageBuckets(subject.metricsUrl)
-      : new Map();
+    const ferryBefore = await readFerry(subject);
     const cpuBefore = cpuOf(subject);
     const produced = await generator.paced(topic, commands, ratePerSecond, (c, at) =>
       tracker.sent(c, at),
@@ -245,7 +266,7 @@ export async function runPaced(
       results.completed === results.expected ? results.lastResultSeenAtMs : deadlineMs;
     const cpuAfter = cpuOf(subject);
     const counts = await emulator.counts();
-    const stages = await stagesSince(subject, stagesBefore);
+    const ferry = await ferrySince(subject, ferryBefore);
     await subject.child.stop(30_000);
     const figures = summarise(
       { subject: name, kind: 'paced', latencyMs: settings.latencyMs, ratePerSecond },
@@ -261,6 +282,6 @@ export async function runPaced(
         commandRecords,
       },
     );
-    return reported(figures, stages, log);
+    return reported(figures, ferry, log);
   });
 }

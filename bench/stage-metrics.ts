@@ -3,6 +3,7 @@
  * its /metrics before and after the run, and the quantiles of the difference,
  * interpolated within buckets as Prometheus's histogram_quantile does.
  */
+import { NO_RUNTIME_READING, parseRuntime, type RuntimeReading } from './runtime-metrics.ts';
 
 /** Per stage: cumulative bucket counts by upper bound (seconds; Infinity for +Inf). */
 export type StageBuckets = Map<string, Map<number, number>>;
@@ -72,13 +73,19 @@ export function stageFigures(before: StageBuckets, after: StageBuckets): StageFi
   });
 }
 
-/** Reads a ferry's stage buckets; an empty map when it does not answer. */
-export async function readStageBuckets(metricsUrl: string): Promise<StageBuckets> {
+/** One reading of a ferry's /metrics: its stage buckets and its runtime. */
+export interface FerryReading {
+  readonly stages: StageBuckets;
+  readonly runtime: RuntimeReading;
+}
+
+/** Reads a ferry's metrics; empty when it does not answer. */
+export async function readFerryMetrics(metricsUrl: string): Promise<FerryReading> {
   try {
-    const response = await fetch(metricsUrl);
-    return parseStageBuckets(await response.text());
+    const text = await (await fetch(metricsUrl)).text();
+    return { stages: parseStageBuckets(text), runtime: parseRuntime(text) };
   } catch {
-    return new Map();
+    return { stages: new Map(), runtime: NO_RUNTIME_READING };
   }
 }
 
