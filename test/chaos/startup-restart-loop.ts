@@ -17,6 +17,7 @@
  *
  * Usage: node --disable-warning=TimeoutNegativeWarning test/chaos/startup-restart-loop.ts
  *   [--runs=10] [--budget-ms=1200000] [--commands=400] [--window-ms=10000] [--seed=N]
+ * RESTART_LOOP_LOG_LEVEL=trace logs every Kafka request of the replicas (default debug).
  */
 import { fullRunDefaults, shortBadInput } from './chaos-options.ts';
 import { runChaos } from './run-chaos.ts';
@@ -63,7 +64,11 @@ for (let run = 0; run < runs && Date.now() - started < budgetMs; run += 1) {
     // A session longer than the outage (a restart takes 2-15 s here): the members keep
     // their ids through it, so the rebalance after it leaves partitions with the replica
     // that committed them, producers and all.
-    ferryEnv: { FERRY_LOG_LEVEL: 'debug', FERRY_KAFKA_SESSION_TIMEOUT_MS: '20000' },
+    ferryEnv: {
+      // trace adds every Kafka request and answer, for a failure that has to be read closely.
+      FERRY_LOG_LEVEL: process.env.RESTART_LOOP_LOG_LEVEL ?? 'debug',
+      FERRY_KAFKA_SESSION_TIMEOUT_MS: '20000',
+    },
     seed,
     log: () => undefined,
   }).catch((error: unknown) => {
