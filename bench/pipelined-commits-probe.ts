@@ -19,6 +19,7 @@ import { cacheCoordinators } from '../src/kafka/coordinator-cache.ts';
 import { TRANSACTION_RETRY } from '../src/kafka/producers.ts';
 import { createTopicsAndWait } from './bench-context.ts';
 import { quantile } from './stats.ts';
+import { startReader } from './transaction-ceilings.ts';
 
 const [brokers = '127.0.0.1:9092', secondsArg = '15', intervalArg = '5', perBatchArg = '4'] =
   process.argv.slice(2);
@@ -117,27 +118,8 @@ async function runMode(mode: string) {
         : [await producerFor(`${topic}-${p}`, count)],
     ),
   );
-  // Reader.
-  const delays: number[] = [];
-  const consumer = plain.consumer({ groupId: `${topic}.reader`, maxWaitTimeInMs: 5 });
-  let joined: () => void = () => undefined;
-  const hasJoined = new Promise<void>((r) => {
-    joined = r;
-  });
-  consumer.on(consumer.events.GROUP_JOIN, () => joined());
-  await consumer.connect();
-  await consumer.subscribe({ topics: [topic], fromBeginning: true });
-  void consumer.run({
-    autoCommit: false,
-    eachBatch: async ({ batch }) => {
-      const now = Date.now();
-      for (const m of batch.messages) {
-        const at = Number(/"at":(\d+)/.exec(m.value?.toString('latin1') ?? '')?.[1]);
-        if (Number.isFinite(at)) delays.push(now - at);
-      }
-    },
-  });
-  await hasJoined;
+  const reader = await startReader(plain, topic, 5);
+  const delays = reader.delays;
   requests = 0;
   busy = 0;
   const endAt = Date.now() + seconds * 1000;
@@ -218,7 +200,7 @@ async function runMode(mode: string) {
   );
   const deadline = Date.now() + 10_000;
   while (delays.length < produced && Date.now() < deadline) await sleep(50);
-  await consumer.disconnect();
+  await reader.stop();
   await Promise.all(producers.flat().map((p) => p.disconnect()));
   const sorted = [...delays].sort((a, b) => a - b);
   process.stdout.write(

@@ -136,13 +136,16 @@ async function ferryCommitter(client: KafkaClient, run: Run, id: number): Promis
   };
 }
 
-/** A read_committed reader of `topic` noting how long after its transaction began each record was read. */
-async function startReader(kafka: Kafka, topic: string) {
+/**
+ * A read_committed reader of `topic` noting, for each record, how long after the time in
+ * its value (`"at":<ms>`) it was read.
+ */
+export async function startReader(kafka: Kafka, topic: string, maxWaitTimeInMs = 10) {
   const delays: number[] = [];
   const consumer = kafka.consumer({
     groupId: `${topic}.reader`,
     readUncommitted: false,
-    maxWaitTimeInMs: 10,
+    maxWaitTimeInMs,
   });
   let joined: () => void = () => undefined;
   const hasJoined = new Promise<void>((resolve) => {
