@@ -27,7 +27,7 @@ import {
 import { buildCommandMix, type PlannedRecord } from './command-mix.ts';
 import { killOnExit, ReplicaSet } from './ferry-replicas.ts';
 import { KAFKA_CODECS, kcatProduce } from './kcat-producer.ts';
-import { keepRunFiles } from './kept-logs.ts';
+import { keepRunFiles, saveReplicaMetrics } from './kept-logs.ts';
 import { createSeededRandom, type SeededRandom } from './seeded-random.ts';
 import { type ChaosFigures, verifyRun } from './verify-run.ts';
 
@@ -350,8 +350,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       }
       await wait(250);
     }
-    if (drainedAt === undefined) log(`the lag did not drain: ${lastLag} left`);
-    else log(`lag drained ${drainedAt - lastFaultAt} ms after the last fault`);
+    if (drainedAt === undefined) {
+      log(`the lag did not drain: ${lastLag} left`);
+      await saveReplicaMetrics(dir, replicas.names);
+    } else log(`lag drained ${drainedAt - lastFaultAt} ms after the last fault`);
 
     await replicas.stopAll(10_000);
     const commandRecords = await recordCount(brokers, topics.commands, plan.length);
