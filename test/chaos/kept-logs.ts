@@ -30,8 +30,9 @@ export function lastHttpPort(log: string): number | undefined {
 
 /**
  * Saves each running replica's /metrics beside its log (`<name>.metrics.txt`): when the
- * lag does not drain, whether fetching was paused, what is in flight and what each
- * partition waits for tell a stall inside ferry from one in the Kafka client.
+ * lag does not drain, whether fetching was paused and why, the envelopes in flight and
+ * each partition's lag and oldest uncommitted command tell a stall inside ferry from
+ * one in the Kafka client.
  */
 export async function saveReplicaMetrics(dir: string, names: readonly string[]): Promise<void> {
   await Promise.all(
