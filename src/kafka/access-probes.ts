@@ -4,7 +4,6 @@
  * ferry will do later, on throwaway resources under the same ACL prefixes, and leaves
  * nothing a read_committed reader can see.
  */
-
 import { FerryError } from '../errors.ts';
 import { kafkaRefusalOf } from './kafka-security.ts';
 import type { Admin, Kafka } from './kafkajs.ts';

@@ -8,7 +8,6 @@
  * partitioner (Java's murmur2 of the key, so placement is unchanged), checks that
  * every partition it wrote to is in the answer, and sends the rest again.
  */
-
 import { FerryError } from '../errors.ts';
 import {
   type Message,

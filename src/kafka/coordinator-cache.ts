@@ -11,7 +11,6 @@
  * fencing), and after `ttlMs` whatever happens, so a coordinator that moved without
  * a failed request is found again soon.
  */
-
 import { COORDINATOR_MOVING_TYPES } from './coordinator-errors.ts';
 import type { Kafka } from './kafkajs.ts';
 

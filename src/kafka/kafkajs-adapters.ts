@@ -1,5 +1,4 @@
 /** Small adapters between kafkajs and ferry, shared by the modules of src/kafka/. */
-
 import type { Logger } from '../observability/logger.ts';
 import type { IHeaders, LogEntry } from './kafkajs.ts';
 import { logLevel } from './kafkajs.ts';
