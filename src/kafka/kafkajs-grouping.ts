@@ -51,18 +51,31 @@ export function groupMessagesLinearly<M>({
 }
 
 const require = createRequire(import.meta.url);
-const groupingPath = require.resolve('kafkajs/src/producer/groupMessagesPerPartition.js');
-const sendMessagesPath = require.resolve('kafkajs/src/producer/sendMessages.js');
+
+/** Where kafkajs keeps its files; undefined if a kafkajs of another layout is installed. */
+function kafkajsFile(path: string): string | undefined {
+  try {
+    return require.resolve(`kafkajs/src/producer/${path}`);
+  } catch {
+    return undefined;
+  }
+}
+
+const groupingPath = kafkajsFile('groupMessagesPerPartition.js');
+const sendMessagesPath = kafkajsFile('sendMessages.js');
 
 /** kafkajs's own grouping, kept for the test that shows what it costs. */
-export const kafkajsGrouping = require(groupingPath) as Grouping;
+export const kafkajsGrouping: Grouping =
+  groupingPath === undefined ? groupMessagesLinearly : (require(groupingPath) as Grouping);
 
-// Too late once sendMessages.js is loaded: it holds kafkajs's function already.
-const loadedBefore = require.cache[sendMessagesPath] !== undefined;
-const cached = require.cache[groupingPath];
+// Too late once sendMessages.js is loaded: it holds kafkajs's function already. A kafkajs
+// laid out otherwise keeps its own grouping (slower, not wrong); the tests say so.
+const loadedBefore =
+  sendMessagesPath === undefined || require.cache[sendMessagesPath] !== undefined;
+const cached = groupingPath === undefined ? undefined : require.cache[groupingPath];
 if (!loadedBefore && cached) cached.exports = groupMessagesLinearly;
 
 /** Whether kafkajs's producers group messages with `groupMessagesLinearly`. */
 export function groupingReplaced(): boolean {
-  return !loadedBefore && require.cache[groupingPath]?.exports === groupMessagesLinearly;
+  return cached !== undefined && !loadedBefore && cached.exports === groupMessagesLinearly;
 }
