@@ -16,7 +16,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Kafka, logLevel, type Producer, type Transaction } from 'kafkajs';
 import { cacheCoordinators } from '../src/kafka/coordinator-cache.ts';
-import { TRANSACTION_RETRY } from '../src/kafka/producers.ts';
+import { BUSY_RETRIES, busyRetryWaitMs, TRANSACTION_RETRY } from '../src/kafka/producers.ts';
 import { createTopicsAndWait } from './bench-context.ts';
 import { quantile } from './stats.ts';
 import { startReader } from './transaction-ceilings.ts';
@@ -75,10 +75,13 @@ async function offsetsRetrying(
         topics: [{ topic, partitions: [{ partition: p, offset: String(offset) }] }],
       });
     } catch (error: unknown) {
-      if ((error as { type?: string }).type !== 'CONCURRENT_TRANSACTIONS' || attempt > 18)
+      if (
+        (error as { type?: string }).type !== 'CONCURRENT_TRANSACTIONS' ||
+        attempt >= BUSY_RETRIES
+      )
         throw error;
       busy += 1;
-      await sleep(Math.ceil(2 * 1.5 ** attempt));
+      await sleep(busyRetryWaitMs(attempt));
     }
   }
 }

@@ -1,7 +1,6 @@
 /** Small adapters between kafkajs and ferry, shared by the modules of src/kafka/. */
 import type { Logger } from '../observability/logger.ts';
-import type { IHeaders, LogEntry } from './kafkajs.ts';
-import { logLevel } from './kafkajs.ts';
+import { type IHeaders, type LogEntry, logLevel } from './kafkajs.ts';
 
 /** Record headers as strings (kafkajs gives Buffers, strings or arrays of them). */
 export function headersOf(headers: IHeaders | undefined): Record<string, string> {
