@@ -184,22 +184,23 @@ export async function groupLag(
 
 /** Records in a topic without transactions (end minus start, summed over partitions). */
 /**
- * The records of `topic` a read_committed reader sees, read until `expected` are there and
- * then a few seconds more. Offsets would overcount: aborted transactions (ferry's start-up
- * access check aborts one per topic it writes) and their markers take offsets too.
+ * The keys of the records of `topic` a read_committed reader sees, read until `expected`
+ * are there and then a few seconds more (a record written twice is there twice). Offsets
+ * would overcount: aborted transactions (ferry's start-up access check aborts one per
+ * topic it writes) and their markers take offsets too.
  */
-export async function recordCount(
+export async function recordKeys(
   brokers: string,
   topic: string,
   expected: number,
-): Promise<number> {
+): Promise<string[]> {
   // kcat's batches come in every codec; plain kafkajs reads only gzip.
   registerCompressionCodecs();
   const records = await readTopic(brokers, topic, (read) => read.length >= expected, {
     timeoutMs: 60_000,
     settleMs: 2_000,
   }).catch(() => readTopic(brokers, topic, () => true, { timeoutMs: 5_000, settleMs: 3_000 }));
-  return records.length;
+  return records.map((record) => record.key);
 }
 
 export interface ReadBack {

@@ -15,7 +15,7 @@ import { createEmulator, type Emulator } from '../../src/emulator/index.ts';
 import { KafkaCluster } from '../../tools/kafka/cluster.ts';
 import { FIXTURE_RCS_SENDER, FIXTURE_SENDER } from '../fixtures/operations.ts';
 import { loopbackEnv } from '../helpers/ferry.ts';
-import { createTopics, groupLag, PlannedProducer, readTopic, recordCount } from './chaos-kafka.ts';
+import { createTopics, groupLag, PlannedProducer, readTopic, recordKeys } from './chaos-kafka.ts';
 import { buildCommandMix } from './command-mix.ts';
 import { killOnExit, ReplicaSet } from './ferry-replicas.ts';
 import { keepRunFiles } from './kept-logs.ts';
@@ -208,7 +208,7 @@ export async function runClusterChaos(options: ClusterChaosOptions): Promise<Clu
     const stats = emulator.stats();
     const report = verifyRun({
       plan,
-      producedRecords: await recordCount(brokers, topics.commands, plan.length),
+      commandKeys: await recordKeys(brokers, topics.commands, plan.length),
       results,
       deadLetters,
       sendsById: stats.sendsById,

@@ -21,7 +21,7 @@ import {
   PlannedProducer,
   type ReadBack,
   readTopic,
-  recordCount,
+  recordKeys,
   tryProduceOnce,
 } from './chaos-kafka.ts';
 import { buildCommandMix, type PlannedRecord } from './command-mix.ts';
@@ -356,7 +356,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     } else log(`lag drained ${drainedAt - lastFaultAt} ms after the last fault`);
 
     await replicas.stopAll(10_000);
-    const commandRecords = await recordCount(brokers, topics.commands, plan.length);
+    const commandKeys = await recordKeys(brokers, topics.commands, plan.length);
     const plannedKeys = new Set(plan.map((r) => r.key));
     const results = await readTopic(
       brokers,
@@ -380,7 +380,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
 
     const report = verifyRun({
       plan,
-      producedRecords: commandRecords,
+      commandKeys,
       results,
       deadLetters,
       sendsById: stats.sendsById,

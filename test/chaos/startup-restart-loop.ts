@@ -82,7 +82,7 @@ for (let run = 0; run < runs && Date.now() - started < budgetMs; run += 1) {
   done += 1;
   const f = report.figures;
   log(
-    `run ${run + 1} seed ${seed}: ${report.ok ? 'pass' : 'FAIL'}; results ${f.resultsCommitted}, duplicates ${f.resultDuplicates}, missing ${f.resultsMissing}, ids sent twice ${f.idsSentMoreThanOnce}, reconciled ${f.reconciled}; ${f.faults.join('; ')}`,
+    `run ${run + 1} seed ${seed}: ${report.ok ? 'pass' : 'FAIL'}; results ${f.resultsCommitted}, input written twice ${f.commandsWrittenTwice}, duplicates ${f.resultDuplicates}, missing ${f.resultsMissing}, ids sent twice ${f.idsSentMoreThanOnce}, reconciled ${f.reconciled}; ${f.faults.join('; ')}`,
   );
   if (!report.ok) {
     failures.push(`seed ${seed}: ${report.violations.join(' | ')} (logs: ${report.logsKeptIn})`);

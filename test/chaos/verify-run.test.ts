@@ -27,7 +27,7 @@ function input(overrides: Partial<VerifyInput>): VerifyInput {
   delete (plan[2] as { reconcilableId?: string }).reconcilableId;
   return {
     plan,
-    producedRecords: 3,
+    commandKeys: ['1', '2', 'fuzz-0'],
     results: [
       result('1', { success: true, stage: 'upstream' }),
       result('2', { success: true, stage: 'upstream', reconciled: true }),
@@ -82,7 +82,10 @@ test('a replica exiting on its own away from a broker outage is a violation; dur
 test('an unreadable record without its dead letter is a violation', () => {
   const { violations } = verifyRun(input({ deadLetters: [] }));
   assert.equal(violations.length, 2, violations.join('\n'));
-  assert.match(violations[0] ?? '', /without exactly one dead letter: fuzz-0 \(random bytes\)/);
+  assert.match(
+    violations[0] ?? '',
+    /without exactly one dead letter per copy: fuzz-0 \(random bytes\)/,
+  );
 });
 
 test('a command refused by the contract that reached the gateway anyway is a violation', () => {
@@ -96,4 +99,46 @@ test('a command refused by the contract that reached the gateway anyway is a vio
     ],
   });
   assert.deepEqual(violations, ['1 commands refused by the contract reached the gateway: 2']);
+});
+
+test("a record the run's producer wrote twice is two commands: a result, a send and a dead letter each", () => {
+  const base = input({});
+  const doubled = {
+    ...base,
+    commandKeys: ['1', '1', '2', 'fuzz-0', 'fuzz-0'],
+    results: [
+      ...base.results,
+      result('1', { success: true }),
+      result('fuzz-0', { stage: 'validation' }),
+    ],
+    deadLetters: [...base.deadLetters, ...base.deadLetters],
+    sendsById: { '1': 2, '2': 1 },
+  };
+  const { violations, figures } = verifyRun(doubled);
+  assert.deepEqual(violations, []);
+  assert.equal(figures.commandsWrittenTwice, 2);
+  assert.equal(figures.recordsInCommandsTopic, 5);
+  // Still one result, one send and one dead letter per copy, no more, no fewer.
+  const tooMany = verifyRun({
+    ...doubled,
+    results: [...doubled.results, result('1', { success: true })],
+    sendsById: { '1': 3, '2': 1 },
+  });
+  assert.match(tooMany.violations.join('\n'), /more than one result: 1/);
+  assert.match(tooMany.violations.join('\n'), /more than once: 1×3/);
+  const tooFew = verifyRun({
+    ...doubled,
+    results: doubled.results.slice(0, -2),
+    deadLetters: base.deadLetters,
+  });
+  assert.match(tooFew.violations.join('\n'), /2 commands have no result: 1, fuzz-0/);
+  assert.match(tooFew.violations.join('\n'), /without exactly one dead letter per copy: fuzz-0/);
+});
+
+test('a planned record missing from the commands topic makes the run invalid', () => {
+  const { violations } = verifyRun(input({ commandKeys: ['1', 'fuzz-0'] }));
+  assert.match(
+    violations.join('\n'),
+    /lacks 1 planned records \(the run's producer lost them\): 2/,
+  );
 });

@@ -3,6 +3,11 @@
  * accepted: one committed result per record, no send accepted twice for an id, no
  * success claimed for a send the gateway never got, a dead letter for each
  * unreadable record, and ferry never exiting on its own outside a broker outage.
+ *
+ * "Per record" means per record the commands topic holds, not per planned one: the
+ * run's own producer (kafkajs, idempotent) has written a record twice after a leader
+ * was killed, and ferry must then answer, and may send, each copy. A copy is counted and
+ * reported; a planned record the topic lacks makes the run invalid (a violation).
  */
 import type { ReadBack } from './chaos-kafka.ts';
 import type { PlannedRecord } from './command-mix.ts';
@@ -10,8 +15,8 @@ import type { UnexpectedExit } from './ferry-replicas.ts';
 
 export interface VerifyInput {
   readonly plan: readonly PlannedRecord[];
-  /** Records in the commands topic at the end (end minus start offsets). */
-  readonly producedRecords: number;
+  /** The keys of the records in the commands topic at the end, as read back. */
+  readonly commandKeys: readonly string[];
   readonly results: readonly ReadBack[];
   readonly deadLetters: readonly ReadBack[];
   readonly sendsById: Readonly<Record<string, number>>;
@@ -35,6 +40,8 @@ export interface ChaosFigures {
   commandsProduced: number;
   badInputRecords: number;
   recordsInCommandsTopic: number;
+  /** Planned records the commands topic holds more than once (the run's producer wrote them twice). */
+  commandsWrittenTwice: number;
   resultsCommitted: number;
   resultDuplicates: number;
   resultsMissing: number;
@@ -66,6 +73,9 @@ const OUTAGE_MARGIN_MS = 60_000;
 export function verifyRun(input: VerifyInput): { figures: ChaosFigures; violations: string[] } {
   const violations: string[] = [];
   const planned = new Map(input.plan.map((r) => [r.key, r]));
+  const copies = new Map<string, number>();
+  for (const key of input.commandKeys) copies.set(key, (copies.get(key) ?? 0) + 1);
+  const copiesOf = (key: string) => copies.get(key) ?? 0;
   const resultsByKey = new Map<string, Record<string, unknown>[]>();
   for (const record of input.results) {
     let value: Record<string, unknown>;
@@ -78,8 +88,13 @@ export function verifyRun(input: VerifyInput): { figures: ChaosFigures; violatio
     list.push(value);
     resultsByKey.set(record.key, list);
   }
-  const duplicated = [...resultsByKey].filter(([, list]) => list.length > 1).map(([key]) => key);
-  const missing = [...planned.keys()].filter((key) => !resultsByKey.has(key));
+  const duplicated = [...resultsByKey]
+    .filter(([key, list]) => list.length > Math.max(1, copiesOf(key)))
+    .map(([key]) => key);
+  // A key in the topic twice needs a result per copy.
+  const missing = [...planned.keys()].filter(
+    (key) => (resultsByKey.get(key)?.length ?? 0) < Math.max(1, copiesOf(key)),
+  );
   const unexpected = [...resultsByKey.keys()].filter((key) => !planned.has(key));
   if (duplicated.length > 0)
     violations.push(
@@ -89,11 +104,13 @@ export function verifyRun(input: VerifyInput): { figures: ChaosFigures; violatio
     violations.push(`${missing.length} commands have no result: ${sample(missing)}`);
   if (unexpected.length > 0)
     violations.push(`${unexpected.length} results for keys never produced: ${sample(unexpected)}`);
-  if (input.producedRecords !== input.plan.length) {
+  const lost = [...planned.keys()].filter((key) => copiesOf(key) === 0);
+  if (lost.length > 0) {
     violations.push(
-      `the commands topic holds ${input.producedRecords} records, ${input.plan.length} planned`,
+      `the commands topic lacks ${lost.length} planned records (the run's producer lost them): ${sample(lost)}`,
     );
   }
+  const writtenTwice = [...planned.keys()].filter((key) => copiesOf(key) > 1);
 
   // Ids planned once only: an id two fuzz records share (e.g. 0) says nothing about ferry.
   const idUses = new Map<string, number>();
@@ -112,7 +129,8 @@ export function verifyRun(input: VerifyInput): { figures: ChaosFigures; violatio
     checkedIds += 1;
     const sends = input.sendsById[id] ?? 0;
     gatewaySends += sends;
-    if (sends > 1) sentTwice.push(`${id}×${sends}`);
+    // Each copy of a record written twice is a command of its own.
+    if (sends > Math.max(1, copiesOf(record.key))) sentTwice.push(`${id}×${sends}`);
     const result = resultsByKey.get(record.key)?.[0];
     // A result that says the gateway took the message, for a message the gateway never accepted, is a lost command.
     if (result?.success === true && sends === 0) claimedNotSent.push(id);
@@ -135,18 +153,23 @@ export function verifyRun(input: VerifyInput): { figures: ChaosFigures; violatio
   const all = [...resultsByKey.values()].map((list) => list[0] as Record<string, unknown>);
   const count = (predicate: (r: Record<string, unknown>) => boolean) =>
     all.filter(predicate).length;
-  const transportFailures = count((r) => r.stage === 'transport');
-  const expectedDeadLetters =
-    input.plan.filter((r) => r.expectDeadLetter).length + transportFailures;
+  // Per result, not per key: each copy of a record written twice has its own dead letter.
+  const transportFailures = [...resultsByKey.values()]
+    .flat()
+    .filter((r) => r.stage === 'transport').length;
+  let expectedDeadLetters = transportFailures;
+  for (const record of input.plan) {
+    if (record.expectDeadLetter) expectedDeadLetters += Math.max(1, copiesOf(record.key));
+  }
   const deadLetterKeys = new Map<string, number>();
   for (const record of input.deadLetters)
     deadLetterKeys.set(record.key, (deadLetterKeys.get(record.key) ?? 0) + 1);
   const unreadableWithout = input.plan.filter(
-    (r) => r.expectDeadLetter && deadLetterKeys.get(r.key) !== 1,
+    (r) => r.expectDeadLetter && deadLetterKeys.get(r.key) !== Math.max(1, copiesOf(r.key)),
   );
   if (unreadableWithout.length > 0) {
     violations.push(
-      `${unreadableWithout.length} unreadable records without exactly one dead letter: ${sample(unreadableWithout.map((r) => `${r.key} (${r.label})`))}`,
+      `${unreadableWithout.length} unreadable records without exactly one dead letter per copy: ${sample(unreadableWithout.map((r) => `${r.key} (${r.label})`))}`,
     );
   }
   if (input.deadLetters.length !== expectedDeadLetters) {
@@ -185,7 +208,8 @@ export function verifyRun(input: VerifyInput): { figures: ChaosFigures; violatio
     seed: input.seed,
     commandsProduced: input.plan.filter((r) => !r.key.startsWith('fuzz-')).length,
     badInputRecords: input.plan.filter((r) => r.key.startsWith('fuzz-')).length,
-    recordsInCommandsTopic: input.producedRecords,
+    recordsInCommandsTopic: input.commandKeys.length,
+    commandsWrittenTwice: writtenTwice.length,
     resultsCommitted: input.results.length,
     resultDuplicates: duplicated.length,
     resultsMissing: missing.length,
