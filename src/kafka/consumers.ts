@@ -130,6 +130,14 @@ export class BatchConsumer {
   }
 
   /**
+   * Whether kafkajs holds the topic paused now (its own view, not the caller's): a
+   * partition that stopped moving while this is true waits for a resume.
+   */
+  get paused(): boolean {
+    return this.#consumer.paused().length > 0;
+  }
+
+  /**
    * Joins the group and starts fetching.
    * @param paused start with fetching paused, so that not even a first batch is fetched.
    */

@@ -52,6 +52,8 @@ export interface BatchProcessorOptions {
   readonly confirmedAt: () => number;
   /** The pipeline is stopping: partial envelopes go out at once. */
   readonly stopping: () => boolean;
+  /** Where a batch's send phase is waiting now (for the stall warning). */
+  readonly onStep?: (partition: number, step: string) => void;
 }
 
 /** The offset `count` records past `offset`. */
@@ -147,7 +149,9 @@ export class BatchProcessor {
     if (!(await pause(ownership.quietFor(partition), signal))) return 'again';
     ownership.quietOver(partition);
     if (ownership.needsTakeover(partition)) {
+      this.#options.onStep?.(partition, 'waiting for earlier commits before its takeover');
       if (!(await exclusive())) return 'again';
+      this.#options.onStep?.(partition, 'taking over');
       const takeover = await this.#handover.takeOver(partition, signal);
       if (takeover === 'rebalancing') return 'again';
       if (takeover === 'unknown') {
@@ -196,7 +200,9 @@ export class BatchProcessor {
       // The intent the last commit left may already cover this batch; else one is
       // written now, reaching past the batch so that the next one is likely covered too.
       if (!ownership.covers(partition, lastOffset)) {
+        this.#options.onStep?.(partition, 'waiting for earlier commits before its intent');
         if (!(await exclusive())) return 'again';
+        this.#options.onStep?.(partition, 'writing its send intent');
         const intent: SendIntent = {
           untilOffset: maxOffset(
             ahead(lastOffset, intentReach(inbound.length)),
@@ -232,6 +238,7 @@ export class BatchProcessor {
     );
     const checked = new Map<string, LookupAnswer>();
     if (doubtful.length > 0) {
+      this.#options.onStep?.(partition, 'looking up what an earlier owner sent');
       const targets = trace ? trace.lookupTargets(doubtful) : doubtful;
       const answer = await unlessAborted(this.#dispatcher.lookUp(targets), signal);
       if (signal.aborted) return 'again';

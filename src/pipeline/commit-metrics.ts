@@ -117,14 +117,23 @@ export class CommitMetrics {
     incEach(this.#metrics.messagesSent, accepted);
   }
 
+  /** Per owned partition, how long its oldest command read and not committed has waited (ms, 0: none). */
+  ages(): Map<number, number> {
+    const now = this.#now();
+    const ages = new Map<number, number>();
+    for (const partition of this.#owned) {
+      let oldest = now;
+      for (const entry of this.#waiting.get(partition) ?? [])
+        oldest = Math.min(oldest, entry.sinceMs);
+      ages.set(partition, now - oldest);
+    }
+    return ages;
+  }
+
   /** Sets the age gauge of every owned partition from the clock. */
   refresh(): void {
-    const now = this.#now();
-    for (const partition of this.#owned) {
-      const waiting = this.#waiting.get(partition);
-      let oldest = now;
-      for (const entry of waiting ?? []) oldest = Math.min(oldest, entry.sinceMs);
-      this.#metrics.oldestUncommitted.set({ partition: String(partition) }, (now - oldest) / 1000);
+    for (const [partition, ageMs] of this.ages()) {
+      this.#metrics.oldestUncommitted.set({ partition: String(partition) }, ageMs / 1000);
     }
   }
 }

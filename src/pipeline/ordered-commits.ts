@@ -70,6 +70,12 @@ export class OrderedCommits<T extends Committable> {
     return (this.#queues.get(partition)?.length ?? 0) > 0;
   }
 
+  /** What the partition's queue holds: batches, and whether the oldest has every answer. */
+  describe(partition: number): { queued: number; oldestReady: boolean | undefined } {
+    const queue = this.#queues.get(partition) ?? [];
+    return { queued: queue.length, oldestReady: queue[0]?.isReady() };
+  }
+
   /** Settles when the partition has nothing left to commit. */
   async idle(partition: number): Promise<void> {
     while (this.#running.has(partition)) await this.#running.get(partition);

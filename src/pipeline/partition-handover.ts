@@ -120,8 +120,15 @@ export class PartitionHandover {
         // retries or not. It retries only while no rebalance may have given the partition
         // to another replica, and while this member still owns it.
         ownership.commitUncertain(partition);
-        if (!batch.isCurrent() || generation !== ownership.generation) return false;
-        if (await this.stillMember().catch(() => false)) return true;
+        if (!batch.isCurrent() || generation !== ownership.generation) {
+          logger.info({ partition }, 'not retrying the commit: the group changed meanwhile');
+          return false;
+        }
+        if (await this.stillMember().catch(() => false)) {
+          logger.info({ partition }, 'retrying the commit with a new producer');
+          return true;
+        }
+        logger.info({ partition }, 'not retrying the commit: not a stable member of the group');
         ownership.rebalanceStarted();
         return false;
       },

@@ -101,6 +101,12 @@ export class PartitionLanes<T> {
     return count;
   }
 
+  /** What the partition's lane holds: batches queued, and whether a turn is in progress. */
+  describe(partition: number): { queued: number; turn: boolean } {
+    const lane = this.#lanes.get(partition);
+    return { queued: lane?.queue.length ?? 0, turn: lane?.running !== undefined };
+  }
+
   /** Settles once no lane has a turn in progress. */
   async idle(): Promise<void> {
     while (true) {

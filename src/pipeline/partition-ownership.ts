@@ -327,6 +327,24 @@ export class PartitionOwnership {
     return out;
   }
 
+  /** What is known about a partition, for a log line. */
+  describe(partition: number): Record<string, unknown> {
+    const state = this.#partitions.get(partition);
+    if (!state) return { owned: this.#owned.has(partition), known: false };
+    return {
+      owned: this.#owned.has(partition),
+      takenOver: state.checked,
+      coveredUntil: state.covered?.toString(),
+      doubtUntil: state.doubt?.untilOffset,
+      carried: state.carried.size,
+      fencedUntil: state.fencedUntil,
+      quietUntil: state.quietUntil,
+      committedNext: state.committedNext?.offset,
+      generation: this.#generation,
+      assignment: this.#assignment,
+    };
+  }
+
   #settledBelow(state: PartitionState, offset: bigint): void {
     if (state.doubt && BigInt(state.doubt.untilOffset) < offset) state.doubt = undefined;
     for (const key of [...state.carried.keys()]) {

@@ -23,6 +23,7 @@ import { PartitionTransactions } from './partition-transactions.ts';
 import type { PipelineControl, PipelineState } from './pipeline-control.ts';
 import { SendGate } from './send-gate.ts';
 import { type SendPhase, type SentBatch, sentBatch } from './sent-batch.ts';
+import { StallWatch } from './stall-watch.ts';
 
 export interface PipelineTopics {
   readonly commands: string;
@@ -100,6 +101,8 @@ export interface PipelineOptions {
   readonly onCrash: (error: Error) => void;
   /** Traces each command from consume to committed result; absent when tracing is off. */
   readonly tracer?: Tracer | undefined;
+  /** A partition with commands read and nothing committed for this long is logged as stalled (ms). Default 60 000. */
+  readonly stallAfterMs?: number;
 }
 
 type Lifecycle = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped';
@@ -169,6 +172,11 @@ export class Pipeline implements PipelineControl {
   /** Per partition: batches whose commands are out, committed in fetch order. */
   readonly #commits: OrderedCommits<SentBatch>;
   readonly #commitMetrics: CommitMetrics;
+  /** Per partition: when kafkajs last handed a batch over, and its last offset. */
+  readonly #lastFetched = new Map<number, { atMs: number; lastOffset: string }>();
+  /** Per partition: what its turn in progress waits for (see #describe). */
+  readonly #steps = new Map<number, string>();
+  readonly #stallWatch: StallWatch;
 
   constructor(options: PipelineOptions) {
     this.#options = options;
@@ -254,7 +262,36 @@ export class Pipeline implements PipelineControl {
       instanceId: this.#instanceId,
       confirmedAt: () => this.#consumer?.confirmedAt ?? 0,
       stopping: () => this.#lifecycle === 'stopping',
+      onStep: (partition, step) => this.#steps.set(partition, step),
     });
+    this.#stallWatch = new StallWatch({
+      logger: this.#log,
+      stallAfterMs: options.stallAfterMs ?? 60_000,
+      // An operator's pause, a refused key or a drain stop commits on purpose.
+      ages: () => (this.#mode.pauseReasons.length > 0 ? new Map() : this.#commitMetrics.ages()),
+      describe: (partition) => this.#describe(partition),
+    });
+  }
+
+  /** What the pipeline holds for one partition now (the stall warning's details). */
+  #describe(partition: number): Record<string, unknown> {
+    const fetched = this.#lastFetched.get(partition);
+    return {
+      lane: { ...this.#lanes.describe(partition), step: this.#steps.get(partition) },
+      commits: this.#commits.describe(partition),
+      ownership: this.#ownership.describe(partition),
+      lastFetched: fetched
+        ? { offset: fetched.lastOffset, agoMs: Date.now() - fetched.atMs }
+        : undefined,
+      lag: this.#lag.get(partition),
+      inFlight: {
+        commands: this.#budget.commands,
+        bytes: this.#budget.bytes,
+        exhausted: this.#budget.exhausted,
+      },
+      fetchingPaused: this.#consumer?.paused,
+      envelopes: { inFlight: this.#dispatcher.inFlight, queued: this.#dispatcher.queued },
+    };
   }
 
   get #stopping(): boolean {
@@ -294,6 +331,7 @@ export class Pipeline implements PipelineControl {
     // A paused or draining fleet fetches nothing, not even a first batch.
     await consumer.start({ paused: !this.#mode.fetching });
     this.#commitMetrics.start();
+    this.#stallWatch.start();
     if (!this.#mode.fetching) consumer.pause();
     this.#lifecycle = 'running';
     this.#log.info({ topic: topics.commands, groupId }, 'pipeline started');
@@ -326,6 +364,7 @@ export class Pipeline implements PipelineControl {
     if (drained) await this.#handover.clearIntents();
     await this.#transactions.close();
     this.#commitMetrics.stop();
+    this.#stallWatch.stop();
     this.#lifecycle = 'stopped';
     this.#log.info({ drained }, 'pipeline stopped');
     return drained;
@@ -385,6 +424,7 @@ export class Pipeline implements PipelineControl {
       { stage: 'fetch' },
       Math.max(0, receivedMs - Number(first.timestamp)) / 1000,
     );
+    this.#lastFetched.set(batch.partition, { atMs: receivedMs, lastOffset: last.offset });
     const bytes = batchBytes(batch.records);
     this.#track(batch.records.length, bytes);
     this.#commitMetrics.read(batch.partition, last.offset);
@@ -419,6 +459,7 @@ export class Pipeline implements PipelineControl {
       trace?.close();
       this.#dropped(queued);
     };
+    const step = (name: string) => this.#steps.set(partition, name);
     // Left to the partition's next owner, which reads from the committed offset.
     if (this.#stopping) return finish();
     // The lane handed these batches over in this assignment. Should the group answer
@@ -433,9 +474,11 @@ export class Pipeline implements PipelineControl {
       return !stale() && ownership.holds(partition, assignment);
     };
     if (this.#commits.busy(partition) && !this.#processor.canSendAhead(batch)) {
+      step('waiting for earlier commits');
       if (!(await waitForEarlier()) || this.#stopping) return finish();
     }
     let sent: SendPhase | 'done' | 'again';
+    step('sending');
     try {
       const exclusive = waitForEarlier;
       sent = await this.#processor.send(batch, generation, assignment, signal, exclusive, trace);
@@ -461,20 +504,32 @@ export class Pipeline implements PipelineControl {
         onReady: (sendMs) => stageDuration.observe({ stage: 'send' }, sendMs / 1000),
       });
       this.#commits.push(partition, item);
+      step(`handed out offsets ${batch.records[0]?.offset}-${sent.lastOffset}`);
       return;
     }
     // Rewinds go in fetch order: an earlier batch still committing may rewind further back.
+    step(`${sent}: waiting for earlier commits`);
     await this.#commits.idle(partition);
+    let next = 'stale: fetched again already';
     if (!stale()) {
       const last = batch.records[batch.records.length - 1];
       if (sent === 'done') {
         if (last) this.#commitMetrics.done(partition, last.offset);
+        next = 'committed before';
       } else if (ownership.assignment === assignment) {
         // After a rejoin kafkajs fetches from the committed offset by itself.
         batch.rewind();
         this.#lanes.rewound(partition);
-      }
+        next = 'rewound';
+      } else next = 'left to the rejoin';
     }
+    if (sent === 'again') {
+      this.#log.debug(
+        { partition, from: batch.records[0]?.offset, outcome: next },
+        'batch not handled now: read again',
+      );
+    }
+    step(`${sent}: ${next}`);
     finish();
   }
 
@@ -493,7 +548,18 @@ export class Pipeline implements PipelineControl {
   #sentFailed(partition: number, sent: readonly SentBatch[]): void {
     for (const item of sent) this.#processor.carry(partition, item.commands, item.pending);
     const oldest = sent[0];
-    if (oldest && this.#ownership.assignment === oldest.assignment) {
+    const rewind = oldest !== undefined && this.#ownership.assignment === oldest.assignment;
+    this.#log.info(
+      {
+        partition,
+        batches: sent.length,
+        from: oldest?.batch.records[0]?.offset,
+        to: sent[sent.length - 1]?.lastOffset,
+        readAgain: rewind ? 'rewound here' : 'from the group offset after the rejoin',
+      },
+      'batches not committed: read again, their answers carried over',
+    );
+    if (oldest && rewind) {
       // After a rejoin kafkajs fetches from the committed offset by itself.
       oldest.batch.rewind();
       this.#lanes.rewound(partition);

@@ -47,6 +47,16 @@ test('the age of the oldest uncommitted command counts from its first read, per 
   assert.deepEqual(await ages(metrics), { '0': 1, '1': 0 });
   tracker.done(0, '14');
   assert.deepEqual(await ages(metrics), { '0': 0, '1': 0 });
+  // The same ages in ms, for the stall warning.
+  tracker.read(1, '3');
+  now += 700;
+  assert.deepEqual(
+    [...tracker.ages()],
+    [
+      [0, 0],
+      [1, 700],
+    ],
+  );
 
   // A lost partition loses its series; a new one starts at 0.
   tracker.read(1, '3');
