@@ -7,22 +7,18 @@ import type { FerryMetrics } from '../observability/metrics.ts';
 import type { Tracer } from '../observability/tracing.ts';
 import type { GatewayClient } from '../upstream/gateway-client.ts';
 import { BatchProcessor } from './batch-processor.ts';
-import { BatchTrace } from './batch-trace.ts';
 import { Batcher } from './batcher.ts';
 import type { PrepareOperation } from './command.ts';
 import { CommitMetrics } from './commit-metrics.ts';
 import { ConsumptionMode, type DesiredConsumption } from './consumption-mode.ts';
 import { Dispatcher, type Outbound } from './dispatcher.ts';
 import { batchBytes, InFlightBudget } from './in-flight-budget.ts';
-import { OrderedCommits } from './ordered-commits.ts';
-import { errorText } from './output-records.ts';
 import { PartitionHandover } from './partition-handover.ts';
-import { PartitionLanes } from './partition-lanes.ts';
 import { PartitionOwnership } from './partition-ownership.ts';
 import { PartitionTransactions } from './partition-transactions.ts';
+import { PartitionTurns } from './partition-turns.ts';
 import type { PipelineControl, PipelineState } from './pipeline-control.ts';
 import { SendGate } from './send-gate.ts';
-import { type SendPhase, type SentBatch, sentBatch } from './sent-batch.ts';
 import { StallWatch } from './stall-watch.ts';
 
 export interface PipelineTopics {
@@ -107,34 +103,6 @@ export interface PipelineOptions {
 
 type Lifecycle = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped';
 
-/** A fetched batch waiting in its partition's lane. */
-interface LaneBatch {
-  readonly batch: RecordBatch;
-  readonly receivedMs: number;
-  /** Bytes of its records, counted against FERRY_MAX_BYTES_IN_FLIGHT until it is done. */
-  readonly bytes: number;
-}
-
-/**
- * Consecutive fetched batches of one partition as one: their records in order, the
- * newest lag, and a rewind to the oldest one's first record.
- */
-function joinBatches(batches: readonly RecordBatch[]): RecordBatch {
-  const first = batches[0];
-  const newest = batches[batches.length - 1];
-  if (!first || !newest) throw new Error('no batch to join');
-  if (batches.length === 1) return first;
-  return {
-    topic: first.topic,
-    partition: first.partition,
-    records: batches.flatMap((batch) => batch.records),
-    lag: newest.lag,
-    heartbeat: () => newest.heartbeat(),
-    isCurrent: () => newest.isCurrent(),
-    rewind: () => first.rewind(),
-  };
-}
-
 /**
  * Commands in, results out: consumes the commands topic in batches per partition,
  * validates, batches operations into envelopes across partitions, dispatches them,
@@ -165,17 +133,13 @@ export class Pipeline implements PipelineControl {
   /** What this replica knows about each partition: see partition-ownership.ts. */
   readonly #ownership = new PartitionOwnership();
   readonly #handover: PartitionHandover;
-  /** Per partition: the batches handed over, one at a time in fetch order. */
-  readonly #lanes: PartitionLanes<LaneBatch>;
   /** What running one batch does (see batch-processor.ts). */
   readonly #processor: BatchProcessor;
-  /** Per partition: batches whose commands are out, committed in fetch order. */
-  readonly #commits: OrderedCommits<SentBatch>;
+  /** Per partition: its batches' turns, and their commits in fetch order. */
+  readonly #turns: PartitionTurns;
   readonly #commitMetrics: CommitMetrics;
   /** Per partition: when kafkajs last handed a batch over, and its last offset. */
   readonly #lastFetched = new Map<number, { atMs: number; lastOffset: string }>();
-  /** Per partition: what its turn in progress waits for (see #describe). */
-  readonly #steps = new Map<number, string>();
   readonly #stallWatch: StallWatch;
 
   constructor(options: PipelineOptions) {
@@ -184,17 +148,6 @@ export class Pipeline implements PipelineControl {
     this.#budget = new InFlightBudget({
       maxCommands: options.maxCommandsInFlight,
       maxBytes: options.maxBytesInFlight ?? Number.POSITIVE_INFINITY,
-    });
-    this.#lanes = new PartitionLanes<LaneBatch>({
-      handle: (partition, batches) => this.#turn(partition, batches),
-      drop: (batches) => this.#dropped(batches),
-      assignment: () => this.#ownership.assignment,
-    });
-    this.#commits = new OrderedCommits<SentBatch>({
-      commit: (partition, sent) => this.#processor.commit(partition, sent),
-      committed: (partition, sent) => this.#sentCommitted(partition, sent),
-      failed: (partition, sent) => this.#sentFailed(partition, sent),
-      minGapMs: options.commitGapMs ?? 0,
     });
     this.#log = options.logger.child({ component: 'pipeline' });
     this.#transports = new Set(
@@ -262,7 +215,22 @@ export class Pipeline implements PipelineControl {
       instanceId: this.#instanceId,
       confirmedAt: () => this.#consumer?.confirmedAt ?? 0,
       stopping: () => this.#lifecycle === 'stopping',
-      onStep: (partition, step) => this.#steps.set(partition, step),
+      onStep: (partition, step) => this.#turns.step(partition, step),
+    });
+    this.#turns = new PartitionTurns({
+      processor: this.#processor,
+      ownership: this.#ownership,
+      commitMetrics: this.#commitMetrics,
+      metrics: options.metrics,
+      logger: this.#log,
+      tracer: options.tracer,
+      commitGapMs: options.commitGapMs ?? 0,
+      stopping: () => this.#stopping,
+      // Done, or to be fetched again, or left to the partition's next owner.
+      release: (batches) => {
+        for (const { batch, bytes } of batches) this.#track(-batch.records.length, -bytes);
+      },
+      heartbeatIntervalMs: () => this.#consumer?.heartbeatIntervalMs ?? 3000,
     });
     this.#stallWatch = new StallWatch({
       logger: this.#log,
@@ -277,8 +245,7 @@ export class Pipeline implements PipelineControl {
   #describe(partition: number): Record<string, unknown> {
     const fetched = this.#lastFetched.get(partition);
     return {
-      lane: { ...this.#lanes.describe(partition), step: this.#steps.get(partition) },
-      commits: this.#commits.describe(partition),
+      ...this.#turns.describe(partition),
       ownership: this.#ownership.describe(partition),
       lastFetched: fetched
         ? { offset: fetched.lastOffset, agoMs: Date.now() - fetched.atMs }
@@ -352,13 +319,13 @@ export class Pipeline implements PipelineControl {
     // Batches not begun yet are left to the partitions' next owner; those in progress
     // send what they hold and commit.
     const drained = await Promise.race([
-      this.#lanesIdle().then(() => true),
+      this.#turns.idle().then(() => true),
       sleep(graceMs).then(() => false),
     ]);
     if (!drained) {
       this.#log.warn({ graceMs }, 'grace time passed with envelopes in flight; abandoning them');
       this.#dispatcher.abort();
-      await this.#lanesIdle();
+      await this.#turns.idle();
     }
     await this.#consumer?.stop();
     if (drained) await this.#handover.clearIntents();
@@ -368,13 +335,6 @@ export class Pipeline implements PipelineControl {
     this.#lifecycle = 'stopped';
     this.#log.info({ drained }, 'pipeline stopped');
     return drained;
-  }
-
-  /** Settles when no lane has a turn in progress; what is queued is dropped. */
-  async #lanesIdle(): Promise<void> {
-    this.#lanes.close();
-    await this.#lanes.idle();
-    await this.#commits.idleAll();
   }
 
   pause(_reason: 'operator'): void {
@@ -428,165 +388,7 @@ export class Pipeline implements PipelineControl {
     const bytes = batchBytes(batch.records);
     this.#track(batch.records.length, bytes);
     this.#commitMetrics.read(batch.partition, last.offset);
-    this.#lanes.enter(batch.partition, { batch, receivedMs, bytes });
-  }
-
-  /** Batches that will be fetched again, or left to the partition's next owner. */
-  #dropped(batches: readonly LaneBatch[]): void {
-    for (const { batch, bytes } of batches) this.#track(-batch.records.length, -bytes);
-  }
-
-  /**
-   * A partition's turn: the batches it queued, handled as one. Their commands go out,
-   * then the turn ends and the lane's next turn may send while these wait for their
-   * answers and commit in fetch order (`#commits`). Never rejects: what cannot finish is
-   * fetched again (`rewind`).
-   */
-  async #turn(partition: number, queued: readonly LaneBatch[]): Promise<void> {
-    const batch = joinBatches(queued.map((entry) => entry.batch));
-    const { stageDuration } = this.#options.metrics;
-    const now = Date.now();
-    for (const entry of queued) {
-      stageDuration.observe({ stage: 'wait' }, (now - entry.receivedMs) / 1000);
-    }
-    const rewinds = this.#lanes.rewinds(partition);
-    // A rewind while this turn ran: its records come again.
-    const stale = () => this.#lanes.rewinds(partition) !== rewinds;
-    const heartbeat = this.#heartbeatWhileBusy(batch);
-    const trace = this.#options.tracer ? new BatchTrace(this.#options.tracer) : undefined;
-    const finish = () => {
-      clearInterval(heartbeat);
-      trace?.close();
-      this.#dropped(queued);
-    };
-    const step = (name: string) => this.#steps.set(partition, name);
-    // Left to the partition's next owner, which reads from the committed offset.
-    if (this.#stopping) return finish();
-    // The lane handed these batches over in this assignment. Should the group answer
-    // while this turn waits for earlier batches, kafkajs reads the partition again from
-    // the group offset, these records included: handled here too, they would be sent twice.
-    const ownership = this.#ownership;
-    const generation = ownership.generation;
-    const assignment = ownership.assignment;
-    const signal = ownership.signal;
-    const waitForEarlier = async () => {
-      await this.#commits.idle(partition);
-      return !stale() && ownership.holds(partition, assignment);
-    };
-    if (this.#commits.busy(partition) && !this.#processor.canSendAhead(batch)) {
-      step('waiting for earlier commits');
-      if (!(await waitForEarlier()) || this.#stopping) return finish();
-    }
-    let sent: SendPhase | 'done' | 'again';
-    step('sending');
-    try {
-      const exclusive = waitForEarlier;
-      sent = await this.#processor.send(batch, generation, assignment, signal, exclusive, trace);
-    } catch (error: unknown) {
-      this.#log.error(
-        { partition, err: errorText(error) },
-        'batch failed unexpectedly: it is fetched again',
-      );
-      sent = 'again';
-    }
-    if (typeof sent === 'object') {
-      if (stale()) {
-        // An earlier batch's commit failed meanwhile: its rewind brings these again.
-        this.#processor.carry(partition, sent.commands, sent.pending);
-        return finish();
-      }
-      const item = sentBatch(batch, sent, {
-        generation,
-        assignment,
-        signal,
-        trace,
-        finish,
-        onReady: (sendMs) => stageDuration.observe({ stage: 'send' }, sendMs / 1000),
-      });
-      this.#commits.push(partition, item);
-      step(`handed out offsets ${batch.records[0]?.offset}-${sent.lastOffset}`);
-      return;
-    }
-    // Rewinds go in fetch order: an earlier batch still committing may rewind further back.
-    step(`${sent}: waiting for earlier commits`);
-    await this.#commits.idle(partition);
-    let next = 'stale: fetched again already';
-    if (!stale()) {
-      const last = batch.records[batch.records.length - 1];
-      if (sent === 'done') {
-        if (last) this.#commitMetrics.done(partition, last.offset);
-        next = 'committed before';
-      } else if (ownership.assignment === assignment) {
-        // After a rejoin kafkajs fetches from the committed offset by itself.
-        batch.rewind();
-        this.#lanes.rewound(partition);
-        next = 'rewound';
-      } else next = 'left to the rejoin';
-    }
-    if (sent === 'again') {
-      this.#log.debug(
-        { partition, from: batch.records[0]?.offset, outcome: next },
-        'batch not handled now: read again',
-      );
-    }
-    step(`${sent}: ${next}`);
-    finish();
-  }
-
-  /** Answered batches committed: their results are visible. */
-  #sentCommitted(partition: number, sent: readonly SentBatch[]): void {
-    for (const item of sent) {
-      this.#commitMetrics.done(partition, item.lastOffset);
-      item.finish();
-    }
-  }
-
-  /**
-   * A commit did not happen: these batches (the failed ones and all behind them) are
-   * read again from the oldest one's first record, their answers carried over.
-   */
-  #sentFailed(partition: number, sent: readonly SentBatch[]): void {
-    for (const item of sent) this.#processor.carry(partition, item.commands, item.pending);
-    const oldest = sent[0];
-    const rewind = oldest !== undefined && this.#ownership.assignment === oldest.assignment;
-    this.#log.info(
-      {
-        partition,
-        batches: sent.length,
-        from: oldest?.batch.records[0]?.offset,
-        to: sent[sent.length - 1]?.lastOffset,
-        readAgain: rewind ? 'rewound here' : 'from the group offset after the rejoin',
-      },
-      'batches not committed: read again, their answers carried over',
-    );
-    if (oldest && rewind) {
-      // After a rejoin kafkajs fetches from the committed offset by itself.
-      oldest.batch.rewind();
-      this.#lanes.rewound(partition);
-    }
-    for (const item of sent) item.finish();
-  }
-
-  /**
-   * Keeps the group membership alive while envelopes are out (or held by a closed gate).
-   * Twice per heartbeat interval: kafkajs skips a heartbeat asked for sooner than the
-   * interval after the previous one, so asking only once per interval could leave
-   * almost two intervals between heartbeats.
-   */
-  #heartbeatWhileBusy(batch: RecordBatch): NodeJS.Timeout {
-    const everyMs = Math.max(50, Math.floor((this.#consumer?.heartbeatIntervalMs ?? 3000) / 2));
-    return setInterval(() => {
-      batch.heartbeat().catch((error: unknown) => {
-        // The group is rebalancing or forgot this member: partitions may belong to
-        // another replica already, so batches in progress stop sending and return, and
-        // kafkajs can rejoin without waiting for the gateway.
-        this.#ownership.rebalanceStarted();
-        this.#log.info(
-          { err: error instanceof Error ? error.message : String(error) },
-          'heartbeat failed: batches in progress stop sending',
-        );
-      });
-    }, everyMs);
+    this.#turns.enter(batch.partition, { batch, receivedMs, bytes });
   }
 
   #assigned(partitions: readonly number[]): void {

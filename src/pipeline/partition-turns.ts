@@ -1,0 +1,281 @@
+/**
+ * The order machinery of the partitions: each partition's fetched batches wait in its
+ * lane and are handled one turn at a time (PartitionLanes); a turn hands its commands
+ * out and its batch then waits for its answers and commits in fetch order behind the
+ * partition's earlier batches (OrderedCommits), while the lane's next turn may already
+ * send. What handling a batch does is BatchProcessor's; this decides when, and what
+ * happens to a batch that cannot finish (read again from where, its answers carried).
+ */
+import type { RecordBatch } from '../kafka/kafka-client.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { FerryMetrics } from '../observability/metrics.ts';
+import type { Tracer } from '../observability/tracing.ts';
+import type { BatchProcessor } from './batch-processor.ts';
+import { BatchTrace } from './batch-trace.ts';
+import type { CommitMetrics } from './commit-metrics.ts';
+import { OrderedCommits } from './ordered-commits.ts';
+import { errorText } from './output-records.ts';
+import { PartitionLanes } from './partition-lanes.ts';
+import type { PartitionOwnership } from './partition-ownership.ts';
+import { type SendPhase, type SentBatch, sentBatch } from './sent-batch.ts';
+
+/** A fetched batch waiting in its partition's lane. */
+export interface LaneBatch {
+  readonly batch: RecordBatch;
+  readonly receivedMs: number;
+  /** Bytes of its records, counted against FERRY_MAX_BYTES_IN_FLIGHT until it is done. */
+  readonly bytes: number;
+}
+
+/**
+ * Consecutive fetched batches of one partition as one: their records in order, the
+ * newest lag, and a rewind to the oldest one's first record.
+ */
+function joinBatches(batches: readonly RecordBatch[]): RecordBatch {
+  const first = batches[0];
+  const newest = batches[batches.length - 1];
+  if (!first || !newest) throw new Error('no batch to join');
+  if (batches.length === 1) return first;
+  return {
+    topic: first.topic,
+    partition: first.partition,
+    records: batches.flatMap((batch) => batch.records),
+    lag: newest.lag,
+    heartbeat: () => newest.heartbeat(),
+    isCurrent: () => newest.isCurrent(),
+    rewind: () => first.rewind(),
+  };
+}
+
+export interface PartitionTurnsOptions {
+  readonly processor: BatchProcessor;
+  readonly ownership: PartitionOwnership;
+  readonly commitMetrics: CommitMetrics;
+  readonly metrics: Pick<FerryMetrics, 'stageDuration'>;
+  readonly logger: Logger;
+  readonly tracer?: Tracer | undefined;
+  /** See PipelineOptions.commitGapMs. */
+  readonly commitGapMs: number;
+  /** The pipeline is stopping: batches not begun are left to the partition's next owner. */
+  readonly stopping: () => boolean;
+  /** A batch is done or dropped: what it counted against the in-flight budget is free. */
+  readonly release: (batches: readonly LaneBatch[]) => void;
+  /** The consumer's heartbeat interval, ms. */
+  readonly heartbeatIntervalMs: () => number;
+}
+
+export class PartitionTurns {
+  readonly #options: PartitionTurnsOptions;
+  readonly #log: Logger;
+  /** Per partition: the batches handed over, one at a time in fetch order. */
+  readonly #lanes: PartitionLanes<LaneBatch>;
+  /** Per partition: batches whose commands are out, committed in fetch order. */
+  readonly #commits: OrderedCommits<SentBatch>;
+  /** Per partition: what its turn in progress waits for (for the stall warning). */
+  readonly #steps = new Map<number, string>();
+
+  constructor(options: PartitionTurnsOptions) {
+    this.#options = options;
+    this.#log = options.logger;
+    this.#lanes = new PartitionLanes<LaneBatch>({
+      handle: (partition, batches) => this.#turn(partition, batches),
+      drop: (batches) => this.#release(batches),
+      assignment: () => options.ownership.assignment,
+    });
+    this.#commits = new OrderedCommits<SentBatch>({
+      commit: (partition, sent) => options.processor.commit(partition, sent),
+      committed: (partition, sent) => this.#sentCommitted(partition, sent),
+      failed: (partition, sent) => this.#sentFailed(partition, sent),
+      minGapMs: options.commitGapMs,
+    });
+  }
+
+  /** A fetched batch joins its partition's lane. */
+  enter(partition: number, batch: LaneBatch): void {
+    this.#lanes.enter(partition, batch);
+  }
+
+  /** Where a partition's turn in progress is now (set by the turn and the processor). */
+  step(partition: number, step: string): void {
+    this.#steps.set(partition, step);
+  }
+
+  /** Settles when no turn is in progress and nothing is left to commit; what is queued is dropped. */
+  async idle(): Promise<void> {
+    this.#lanes.close();
+    await this.#lanes.idle();
+    await this.#commits.idleAll();
+  }
+
+  /** What a partition's lane and commits hold now. */
+  describe(partition: number): Record<string, unknown> {
+    return {
+      lane: { ...this.#lanes.describe(partition), step: this.#steps.get(partition) },
+      commits: this.#commits.describe(partition),
+    };
+  }
+
+  #release(batches: readonly LaneBatch[]): void {
+    this.#options.release(batches);
+  }
+
+  /**
+   * A partition's turn: the batches it queued, handled as one. Their commands go out,
+   * then the turn ends and the lane's next turn may send while these wait for their
+   * answers and commit in fetch order (`#commits`). Never rejects: what cannot finish is
+   * fetched again (`rewind`).
+   */
+  async #turn(partition: number, queued: readonly LaneBatch[]): Promise<void> {
+    const batch = joinBatches(queued.map((entry) => entry.batch));
+    const { stageDuration } = this.#options.metrics;
+    const now = Date.now();
+    for (const entry of queued) {
+      stageDuration.observe({ stage: 'wait' }, (now - entry.receivedMs) / 1000);
+    }
+    const rewinds = this.#lanes.rewinds(partition);
+    // A rewind while this turn ran: its records come again.
+    const stale = () => this.#lanes.rewinds(partition) !== rewinds;
+    const heartbeat = this.#heartbeatWhileBusy(batch);
+    const trace = this.#options.tracer ? new BatchTrace(this.#options.tracer) : undefined;
+    const finish = () => {
+      clearInterval(heartbeat);
+      trace?.close();
+      this.#release(queued);
+    };
+    const step = (name: string) => this.#steps.set(partition, name);
+    // Left to the partition's next owner, which reads from the committed offset.
+    if (this.#options.stopping()) return finish();
+    // The lane handed these batches over in this assignment. Should the group answer
+    // while this turn waits for earlier batches, kafkajs reads the partition again from
+    // the group offset, these records included: handled here too, they would be sent twice.
+    const ownership = this.#options.ownership;
+    const generation = ownership.generation;
+    const assignment = ownership.assignment;
+    const signal = ownership.signal;
+    const waitForEarlier = async () => {
+      await this.#commits.idle(partition);
+      return !stale() && ownership.holds(partition, assignment);
+    };
+    if (this.#commits.busy(partition) && !this.#options.processor.canSendAhead(batch)) {
+      step('waiting for earlier commits');
+      if (!(await waitForEarlier()) || this.#options.stopping()) return finish();
+    }
+    let sent: SendPhase | 'done' | 'again';
+    step('sending');
+    try {
+      const exclusive = waitForEarlier;
+      sent = await this.#options.processor.send(
+        batch,
+        generation,
+        assignment,
+        signal,
+        exclusive,
+        trace,
+      );
+    } catch (error: unknown) {
+      this.#log.error(
+        { partition, err: errorText(error) },
+        'batch failed unexpectedly: it is fetched again',
+      );
+      sent = 'again';
+    }
+    if (typeof sent === 'object') {
+      if (stale()) {
+        // An earlier batch's commit failed meanwhile: its rewind brings these again.
+        this.#options.processor.carry(partition, sent.commands, sent.pending);
+        return finish();
+      }
+      const item = sentBatch(batch, sent, {
+        generation,
+        assignment,
+        signal,
+        trace,
+        finish,
+        onReady: (sendMs) => stageDuration.observe({ stage: 'send' }, sendMs / 1000),
+      });
+      this.#commits.push(partition, item);
+      step(`handed out offsets ${batch.records[0]?.offset}-${sent.lastOffset}`);
+      return;
+    }
+    // Rewinds go in fetch order: an earlier batch still committing may rewind further back.
+    step(`${sent}: waiting for earlier commits`);
+    await this.#commits.idle(partition);
+    let next = 'stale: fetched again already';
+    if (!stale()) {
+      const last = batch.records[batch.records.length - 1];
+      if (sent === 'done') {
+        if (last) this.#options.commitMetrics.done(partition, last.offset);
+        next = 'committed before';
+      } else if (ownership.assignment === assignment) {
+        // After a rejoin kafkajs fetches from the committed offset by itself.
+        batch.rewind();
+        this.#lanes.rewound(partition);
+        next = 'rewound';
+      } else next = 'left to the rejoin';
+    }
+    if (sent === 'again') {
+      this.#log.debug(
+        { partition, from: batch.records[0]?.offset, outcome: next },
+        'batch not handled now: read again',
+      );
+    }
+    step(`${sent}: ${next}`);
+    finish();
+  }
+
+  /** Answered batches committed: their results are visible. */
+  #sentCommitted(partition: number, sent: readonly SentBatch[]): void {
+    for (const item of sent) {
+      this.#options.commitMetrics.done(partition, item.lastOffset);
+      item.finish();
+    }
+  }
+
+  /**
+   * A commit did not happen: these batches (the failed ones and all behind them) are
+   * read again from the oldest one's first record, their answers carried over.
+   */
+  #sentFailed(partition: number, sent: readonly SentBatch[]): void {
+    for (const item of sent) this.#options.processor.carry(partition, item.commands, item.pending);
+    const oldest = sent[0];
+    const rewind = oldest !== undefined && this.#options.ownership.assignment === oldest.assignment;
+    this.#log.info(
+      {
+        partition,
+        batches: sent.length,
+        from: oldest?.batch.records[0]?.offset,
+        to: sent[sent.length - 1]?.lastOffset,
+        readAgain: rewind ? 'rewound here' : 'from the group offset after the rejoin',
+      },
+      'batches not committed: read again, their answers carried over',
+    );
+    if (oldest && rewind) {
+      // After a rejoin kafkajs fetches from the committed offset by itself.
+      oldest.batch.rewind();
+      this.#lanes.rewound(partition);
+    }
+    for (const item of sent) item.finish();
+  }
+
+  /**
+   * Keeps the group membership alive while envelopes are out (or held by a closed gate).
+   * Twice per heartbeat interval: kafkajs skips a heartbeat asked for sooner than the
+   * interval after the previous one, so asking only once per interval could leave
+   * almost two intervals between heartbeats.
+   */
+  #heartbeatWhileBusy(batch: RecordBatch): NodeJS.Timeout {
+    const everyMs = Math.max(50, Math.floor(this.#options.heartbeatIntervalMs() / 2));
+    return setInterval(() => {
+      batch.heartbeat().catch((error: unknown) => {
+        // The group is rebalancing or forgot this member: partitions may belong to
+        // another replica already, so batches in progress stop sending and return, and
+        // kafkajs can rejoin without waiting for the gateway.
+        this.#options.ownership.rebalanceStarted();
+        this.#log.info(
+          { err: error instanceof Error ? error.message : String(error) },
+          'heartbeat failed: batches in progress stop sending',
+        );
+      });
+    }, everyMs);
+  }
+}
