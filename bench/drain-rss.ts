@@ -18,7 +18,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort, startBroker } from '../tools/kafka/broker.ts';
+import { brokerPorts, freePort, startBroker } from '../tools/kafka/broker.ts';
 import { connectAdmin, createTopicsAndWait, EmulatorChild } from './bench-context.ts';
 import { answers200, BenchChild } from './child-process.ts';
 import { benchCommands } from './command-mix.ts';
@@ -50,8 +50,7 @@ const ferryEnv = Object.fromEntries(
 const dir = await mkdtemp(join(tmpdir(), 'ferry-drain-rss-'));
 const broker = await startBroker({
   dir,
-  port: await freePort(),
-  controllerPort: await freePort(),
+  ...(await brokerPorts()),
   heapMb: 1024,
 });
 const admin = await connectAdmin(broker.brokers);

@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort, startBroker } from '../tools/kafka/broker.ts';
+import { brokerPorts, freePort, startBroker } from '../tools/kafka/broker.ts';
 import { BENCH_API_KEY } from './bench-context.ts';
 import { answers200, BenchChild } from './child-process.ts';
 import { ferryEntryArgs, ferryEntryEnv, ferryEntryKind } from './ferry-entry.ts';
@@ -35,8 +35,7 @@ const idleSeconds = Number((separator === 2 ? undefined : process.argv[2]) ?? 30
 const dir = await mkdtemp(join(tmpdir(), 'ferry-idle-rss-'));
 const broker = await startBroker({
   dir,
-  port: await freePort(),
-  controllerPort: await freePort(),
+  ...(await brokerPorts()),
 });
 const children: BenchChild[] = [];
 try {

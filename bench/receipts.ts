@@ -14,7 +14,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Admin } from 'kafkajs';
-import { freePort, startBroker } from '../tools/kafka/broker.ts';
+import { brokerPorts, freePort, startBroker } from '../tools/kafka/broker.ts';
 import { connectAdmin, createTopicsAndWait } from './bench-context.ts';
 import { answers200, BenchChild } from './child-process.ts';
 import { ferryEntryArgs, ferryEntryEnv, ferryEntryKind } from './ferry-entry.ts';
@@ -241,8 +241,7 @@ async function standalone(): Promise<void> {
     dir = await mkdtemp(join(tmpdir(), 'ferry-bench-kafka-'));
     broker = await startBroker({
       dir,
-      port: await freePort(),
-      controllerPort: await freePort(),
+      ...(await brokerPorts()),
       heapMb: 1024,
     });
     brokers = broker.brokers;

@@ -14,7 +14,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, type RunningBroker, startBroker } from '../tools/kafka/broker.ts';
+import { brokerPorts, type RunningBroker, startBroker } from '../tools/kafka/broker.ts';
 import { type BenchContext, connectAdmin, EmulatorChild } from './bench-context.ts';
 import { readBenchOptions } from './bench-options.ts';
 import { type CeilingFigures, measureClientCeilings } from './client-ceilings.ts';
@@ -77,8 +77,7 @@ async function main(): Promise<void> {
       const t0 = Date.now();
       broker = await startBroker({
         dir: brokerDir,
-        port: await freePort(),
-        controllerPort: await freePort(),
+        ...(await brokerPorts()),
         heapMb: 1024,
       });
       brokers = broker.brokers;

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, type RunningBroker, startBroker } from '../tools/kafka/broker.ts';
+import { brokerPorts, type RunningBroker, startBroker } from '../tools/kafka/broker.ts';
 
 const patterns = process.argv.slice(2);
 const files = patterns.length > 0 ? patterns : ['test/**/*.test.ts'];
@@ -60,8 +60,7 @@ async function main(): Promise<number> {
     const started = Date.now();
     broker = await startBroker({
       dir: brokerDir,
-      port: await freePort(),
-      controllerPort: await freePort(),
+      ...(await brokerPorts()),
       heapMb: 768,
     });
     brokers = broker.brokers;

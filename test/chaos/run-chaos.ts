@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createEmulator, type Emulator } from '../../src/emulator/index.ts';
-import { freePort, type RunningBroker, startBroker } from '../../tools/kafka/broker.ts';
+import { brokerPorts, type RunningBroker, startBroker } from '../../tools/kafka/broker.ts';
 import { FIXTURE_RCS_SENDER, FIXTURE_SENDER } from '../fixtures/operations.ts';
 import { loopbackEnv } from '../helpers/ferry.ts';
 import { type BadInputOptions, buildBadInputs } from './bad-inputs.ts';
@@ -151,8 +151,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const dir = await mkdtemp(join(tmpdir(), 'ferry-chaos-'));
   const brokerOptions = {
     dir: join(dir, 'kafka'),
-    port: await freePort(),
-    controllerPort: await freePort(),
+    ...(await brokerPorts()),
     heapMb: options.brokerHeapMb,
   };
   let broker: RunningBroker | undefined;

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createEmulator, type Emulator } from '../../src/emulator/index.ts';
-import { freePort, type RunningBroker, startBroker } from '../../tools/kafka/broker.ts';
+import { brokerPorts, type RunningBroker, startBroker } from '../../tools/kafka/broker.ts';
 import { FIXTURE_SENDER, smsOperation } from '../fixtures/operations.ts';
 import { loopbackEnv } from '../helpers/ferry.ts';
 import { createTopics, groupLag, PlannedProducer, readTopic } from './chaos-kafka.ts';
@@ -134,8 +134,7 @@ export async function runSlowGateway(options: SlowGatewayOptions): Promise<SlowG
   try {
     broker = await startBroker({
       dir: join(dir, 'kafka'),
-      port: await freePort(),
-      controllerPort: await freePort(),
+      ...(await brokerPorts()),
       heapMb: options.brokerHeapMb,
     });
     const brokers = broker.brokers;

@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { freePort, type RunningBroker, startBroker } from '../../tools/kafka/broker.ts';
+import { brokerPorts, type RunningBroker, startBroker } from '../../tools/kafka/broker.ts';
 import {
   CleanupStack,
   postJson,
@@ -29,8 +29,7 @@ test('Kafka down during a callback: 503, then 200 on retry, exactly one event', 
   cleanup.defer(() => rm(dir, { recursive: true, force: true }));
   const brokerOptions = {
     dir,
-    port: await freePort(),
-    controllerPort: await freePort(),
+    ...(await brokerPorts()),
     heapMb: 384,
   };
   let broker: RunningBroker | undefined = await startBroker(brokerOptions);

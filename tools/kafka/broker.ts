@@ -67,18 +67,44 @@ export async function ensureKafkaJars(): Promise<string> {
 
 /** Asks the OS for a free loopback port. */
 export async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => {
-        if (address && typeof address === 'object') resolvePort(address.port);
-        else reject(new Error('no port assigned'));
-      });
-    });
-  });
+  const [port] = await freePorts(1);
+  if (port === undefined) throw new Error('no port assigned');
+  return port;
+}
+
+/**
+ * Asks the OS for `count` free loopback ports, all different: each is held until every
+ * one is assigned (asked one after the other, the OS may hand the same port out twice).
+ */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers = Array.from({ length: count }, () => createServer());
+  try {
+    return await Promise.all(
+      servers.map(
+        (server) =>
+          new Promise<number>((resolvePort, reject) => {
+            server.unref();
+            server.on('error', reject);
+            server.listen(0, '127.0.0.1', () => {
+              const address = server.address();
+              if (address && typeof address === 'object') resolvePort(address.port);
+              else reject(new Error('no port assigned'));
+            });
+          }),
+      ),
+    );
+  } finally {
+    await Promise.all(
+      servers.map((server) => new Promise<void>((closed) => server.close(() => closed()))),
+    );
+  }
+}
+
+/** A broker's two ports (clients, controller), different from each other. */
+export async function brokerPorts(): Promise<{ port: number; controllerPort: number }> {
+  const [port, controllerPort] = await freePorts(2);
+  if (port === undefined || controllerPort === undefined) throw new Error('no port assigned');
+  return { port, controllerPort };
 }
 
 export interface BrokerOptions {

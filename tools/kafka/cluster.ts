@@ -9,8 +9,8 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import {
+  brokerPorts,
   ensureKafkaJars,
-  freePort,
   KafkaBrokerError,
   newClusterId,
   type RunningBroker,
@@ -120,11 +120,11 @@ export class KafkaCluster {
     const count = options.nodes ?? 3;
     const nodes: ClusterNode[] = [];
     for (let id = 1; id <= count; id += 1) {
-      const port = await freePort();
+      const { port, controllerPort } = await brokerPorts();
       nodes.push({
         id,
         port,
-        controllerPort: await freePort(),
+        controllerPort,
         address: `127.0.0.1:${port}`,
         dir: join(options.dir, `node-${id}`),
       });
