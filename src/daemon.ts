@@ -107,6 +107,7 @@ export class Daemon implements HealthSource {
       batchMaxOps: config.FERRY_BATCH_MAX_OPS,
       lingerMs: config.FERRY_BATCH_LINGER_MS,
       commitGapMs: config.FERRY_COMMIT_GAP_MS,
+      stallAfterMs: config.FERRY_STALL_WARN_MS,
       resultsPartitioning: config.FERRY_RESULTS_PARTITIONING,
       concurrency: config.FERRY_CONCURRENCY,
       rateLimitRps: config.FERRY_RATE_LIMIT_RPS,

@@ -183,6 +183,8 @@ export const variables = {
   FERRY_CONCURRENCY: v(integer(1, 1024), 16),
   /** Least time from a partition's result transaction to its next; answers meanwhile join the next. */
   FERRY_COMMIT_GAP_MS: v(integer(0, 10_000), 5),
+  /** A partition with commands read and nothing committed for this long is logged as stalled. */
+  FERRY_STALL_WARN_MS: v(integer(1_000, 86_400_000), 60_000),
   /**
    * Where a result is written: `source`, the partition number of its command (modulo the
    * results topic's count), so that one partition's transaction writes one results
