@@ -14,19 +14,19 @@ import type { BatchTrace } from './batch-trace.ts';
 import type { Batcher } from './batcher.ts';
 import type { Command, CommandReaderOptions, ValidCommand } from './command.ts';
 import type { CommitMetrics } from './commit-metrics.ts';
-import {
-  type Dispatcher,
-  type LookupAnswer,
-  type Outbound,
-  outcomeOfLookup,
-  type SendOutcome,
-} from './dispatcher.ts';
+import type { Dispatcher } from './dispatcher.ts';
 import { readCommandGuarded } from './last-resort.ts';
 import { buildOutputRecords, errorText } from './output-records.ts';
 import type { PartitionHandover } from './partition-handover.ts';
 import type { PartitionOwnership } from './partition-ownership.ts';
 import { type Result, sendResult, validationResult } from './result.ts';
 import { isReconcilable, maxOffset, type SendIntent } from './send-intent.ts';
+import {
+  type LookupAnswer,
+  type Outbound,
+  outcomeOfLookup,
+  type SendOutcome,
+} from './send-outcome.ts';
 import type { SendPhase, SentBatch } from './sent-batch.ts';
 
 export interface BatchProcessorOptions {

@@ -7,8 +7,8 @@
 import { boundedTypeLabel } from '../observability/metrics.ts';
 import type { CommandSpan, Tracer } from '../observability/tracing.ts';
 import type { Command, ValidCommand } from './command.ts';
-import type { LookupTarget } from './dispatcher.ts';
 import type { Result } from './result.ts';
+import type { LookupTarget } from './send-outcome.ts';
 
 /** W3C Trace Context headers of a command record. */
 const TRACEPARENT_HEADER = 'traceparent';

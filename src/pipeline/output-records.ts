@@ -11,8 +11,8 @@ import {
   withoutInvalidTraceContext,
 } from '../observability/propagated-headers.ts';
 import type { Command } from './command.ts';
-import type { Delivery } from './dispatcher.ts';
 import { type ErrorCode, INTERNAL_RULE, internalErrorResult, type Result } from './result.ts';
+import type { Delivery } from './send-outcome.ts';
 import { PREVIEW_CHARS, previewOf } from './value-preview.ts';
 
 // Kept importable from here, where records are built and previews were first needed.

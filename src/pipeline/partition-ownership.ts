@@ -12,8 +12,9 @@
  *   should it come back with this process's intent still the last one written, they
  *   are exactly what is not settled.
  */
-import type { SendOutcome } from './dispatcher.ts';
+
 import { maxOffset, type SendIntent } from './send-intent.ts';
+import type { SendOutcome } from './send-outcome.ts';
 
 /** A send handed out by this process, and how it ended (or will). */
 export type CarriedOutcome = Promise<SendOutcome | undefined>;

@@ -11,7 +11,7 @@ import { Batcher } from './batcher.ts';
 import type { PrepareOperation } from './command.ts';
 import { CommitMetrics } from './commit-metrics.ts';
 import { ConsumptionMode, type DesiredConsumption } from './consumption-mode.ts';
-import { Dispatcher, type Outbound } from './dispatcher.ts';
+import { Dispatcher } from './dispatcher.ts';
 import { batchBytes, InFlightBudget } from './in-flight-budget.ts';
 import { PartitionHandover } from './partition-handover.ts';
 import { PartitionOwnership } from './partition-ownership.ts';
@@ -19,6 +19,7 @@ import { PartitionTransactions } from './partition-transactions.ts';
 import { PartitionTurns } from './partition-turns.ts';
 import type { PipelineControl, PipelineState } from './pipeline-control.ts';
 import { SendGate } from './send-gate.ts';
+import type { Outbound } from './send-outcome.ts';
 import { StallWatch } from './stall-watch.ts';
 
 export interface PipelineTopics {

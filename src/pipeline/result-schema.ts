@@ -3,8 +3,8 @@
  * beside `Result` and checked against it at compile time (src/json/record-schema.ts).
  */
 import { everyValue, type JsonSchema, recordSchema, sometimes } from '../json/record-schema.ts';
-import type { Delivery } from './dispatcher.ts';
 import { errorCodes, type Result, type Stage } from './result.ts';
+import type { Delivery } from './send-outcome.ts';
 
 const stages = everyValue<Stage>()(['validation', 'upstream', 'transport']);
 const deliveries = everyValue<Delivery>()(['unsent', 'in_doubt']);

@@ -1,6 +1,6 @@
 import { sendOperationTypes, type Transport } from '../contract/index.ts';
 import type { Command } from './command.ts';
-import type { Delivery, SendOutcome } from './dispatcher.ts';
+import type { Delivery, SendOutcome } from './send-outcome.ts';
 
 /**
  * Where a command ended (README, Topics and records: Result). `validation`: never sent, because it broke a rule,

@@ -6,8 +6,8 @@ import type { RecordBatch } from '../kafka/kafka-client.ts';
 import { unlessAborted } from './abortable.ts';
 import type { BatchTrace } from './batch-trace.ts';
 import type { Command } from './command.ts';
-import type { SendOutcome } from './dispatcher.ts';
 import type { Committable } from './ordered-commits.ts';
+import type { SendOutcome } from './send-outcome.ts';
 
 /** What the send phase of a batch produced. */
 export interface SendPhase {

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Outbound, SendOutcome } from '../../src/pipeline/dispatcher.ts';
+import type { Outbound, SendOutcome } from '../../src/pipeline/send-outcome.ts';
 import { smsOperation } from '../fixtures/operations.ts';
 import { dispatcherAgainstEmulator } from '../helpers/dispatcher.ts';
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FerryMetrics } from '../../src/observability/metrics.ts';
-import type { Outbound, SendOutcome } from '../../src/pipeline/dispatcher.ts';
+import type { Outbound, SendOutcome } from '../../src/pipeline/send-outcome.ts';
 import { smsOperation } from '../fixtures/operations.ts';
 import { dispatcherAgainstEmulator } from '../helpers/dispatcher.ts';
 

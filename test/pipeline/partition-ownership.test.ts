@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { SendOutcome } from '../../src/pipeline/dispatcher.ts';
 import { PartitionOwnership } from '../../src/pipeline/partition-ownership.ts';
+import type { SendOutcome } from '../../src/pipeline/send-outcome.ts';
 
 const intent = (untilOffset: string, by = 'other') => ({ untilOffset, atMs: 1, by });
 const outcome = (): Promise<SendOutcome | undefined> =>
