@@ -49,6 +49,8 @@ export class PartitionHandover {
     signal: AbortSignal,
   ): Promise<'done' | 'not-owner' | 'unknown' | 'rebalancing'> {
     const { transactions, ownership, logger, instanceId, inDoubtSettleMs } = this.#options;
+    // What this takeover reads holds for the assignment it began in, and no later one.
+    const assignment = ownership.assignment;
     // Could not ask (the coordinator moved, a timeout) is not "out of the group": only
     // this partition waits, the others go on.
     const member = await this.stillMember().catch(() => 'unknown' as const);
@@ -90,7 +92,10 @@ export class PartitionHandover {
       );
       if (!(await pause(inDoubtSettleMs, signal))) return 'rebalancing';
     }
-    ownership.takenOver(partition, { committed, intent, own });
+    if (!ownership.takenOver(partition, { committed, intent, own, assignment })) {
+      logger.info({ partition }, 'the group answered during the takeover: it is taken over again');
+      return 'rebalancing';
+    }
     return 'done';
   }
 

@@ -27,6 +27,8 @@ export interface Takeover {
   readonly intent: SendIntent | undefined;
   /** The intent was written by this process. */
   readonly own: boolean;
+  /** The assignment the takeover began in (see `takenOver`). */
+  readonly assignment: number;
 }
 
 /** A group offset this replica committed, with the assignment it was committed in. */
@@ -130,17 +132,23 @@ export class PartitionOwnership {
    * nothing in doubt (its sends are carried); another writer's intent puts its range in
    * doubt, and is not taken as covering this process's sends, so the first batch writes
    * an intent of its own.
+   * @returns false, learning nothing, when the group answered since the takeover began.
    */
-  takenOver(partition: number, takeover: Takeover): void {
+  takenOver(partition: number, takeover: Takeover): boolean {
+    // Begun before the group's last answer: what it read says nothing about this
+    // assignment. Counted, it would let the new assignment's first batch skip its own
+    // takeover and send while the old assignment's batches still hold this process's
+    // earlier answers (it would send those commands again), and commit behind them.
+    if (takeover.assignment !== this.#assignment) return false;
     const state = this.#state(partition);
     state.checked = true;
     state.floor = takeover.committed;
     if (takeover.committed !== undefined) this.#settledBelow(state, takeover.committed);
     const { intent } = takeover;
-    if (!intent) return;
+    if (!intent) return true;
     if (takeover.own) {
       state.covered = BigInt(intent.untilOffset);
-      return;
+      return true;
     }
     state.doubt = {
       ...intent,
@@ -152,6 +160,7 @@ export class PartitionOwnership {
     for (const key of [...state.carried.keys()]) {
       if (BigInt(key) <= BigInt(intent.untilOffset)) state.carried.delete(key);
     }
+    return true;
   }
 
   /** An intent of this process, reaching `untilOffset`, is stored with the group offset. */

@@ -233,25 +233,32 @@ export class PartitionTurns {
 
   /**
    * A commit did not happen: these batches (the failed ones and all behind them) are
-   * read again from the oldest one's first record, their answers carried over.
+   * read again, their answers carried over. Batches of the current assignment are
+   * fetched again from the first of them; batches handed over before the group's last
+   * answer need nothing: kafkajs read the partition again from the group offset after
+   * that answer, and that read is the current assignment's batches (among these, or
+   * still to come). Rewinding only for the oldest batch, as if all were of its
+   * assignment, would drop that read and leave the partition unread until the next
+   * rebalance.
    */
   #sentFailed(partition: number, sent: readonly SentBatch[]): void {
-    for (const item of sent) this.#options.processor.carry(partition, item.commands, item.pending);
-    const oldest = sent[0];
-    const rewind = oldest !== undefined && this.#options.ownership.assignment === oldest.assignment;
+    const { ownership, processor } = this.#options;
+    for (const item of sent) processor.carry(partition, item.commands, item.pending);
+    const from = sent.find((item) => item.assignment === ownership.assignment);
     this.#log.info(
       {
         partition,
         batches: sent.length,
-        from: oldest?.batch.records[0]?.offset,
+        from: sent[0]?.batch.records[0]?.offset,
         to: sent[sent.length - 1]?.lastOffset,
-        readAgain: rewind ? 'rewound here' : 'from the group offset after the rejoin',
+        readAgain: from
+          ? `rewound to ${from.batch.records[0]?.offset}`
+          : 'from the group offset after the rejoin',
       },
       'batches not committed: read again, their answers carried over',
     );
-    if (oldest && rewind) {
-      // After a rejoin kafkajs fetches from the committed offset by itself.
-      oldest.batch.rewind();
+    if (from) {
+      from.batch.rewind();
       this.#lanes.rewound(partition);
     }
     for (const item of sent) item.finish();

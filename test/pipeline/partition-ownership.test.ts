@@ -19,7 +19,12 @@ test('rebalanceStarted: a new generation, and the old one is told to stop waitin
 test('assigned: every partition is taken over again; a new member id means a rejoin', () => {
   const ownership = new PartitionOwnership();
   assert.deepEqual(ownership.assigned([0, 1], 'm1'), { rejoined: false });
-  ownership.takenOver(0, { committed: 5n, intent: undefined, own: false });
+  ownership.takenOver(0, {
+    committed: 5n,
+    intent: undefined,
+    own: false,
+    assignment: ownership.assignment,
+  });
   assert.equal(ownership.needsTakeover(0), false);
   assert.deepEqual(ownership.assigned([0, 1], 'm1'), { rejoined: false });
   assert.equal(ownership.needsTakeover(0), true, 'read again after every rebalance');
@@ -50,7 +55,12 @@ test('holds: work of the current assignment on an owned partition only', () => {
 test("takenOver, another writer's intent: its range is in doubt and does not count as covering", () => {
   const ownership = new PartitionOwnership();
   ownership.assigned([3], 'm');
-  ownership.takenOver(3, { committed: 10n, intent: intent('19'), own: false });
+  ownership.takenOver(3, {
+    committed: 10n,
+    intent: intent('19'),
+    own: false,
+    assignment: ownership.assignment,
+  });
   assert.equal(ownership.floor(3), 10n);
   assert.equal(ownership.inDoubt(3, '19'), true);
   assert.equal(ownership.inDoubt(3, '20'), false);
@@ -60,7 +70,12 @@ test("takenOver, another writer's intent: its range is in doubt and does not cou
 test("takenOver, this process's own intent: nothing in doubt, and it covers its range", () => {
   const ownership = new PartitionOwnership();
   ownership.assigned([3], 'm');
-  ownership.takenOver(3, { committed: 10n, intent: intent('19', 'me'), own: true });
+  ownership.takenOver(3, {
+    committed: 10n,
+    intent: intent('19', 'me'),
+    own: true,
+    assignment: ownership.assignment,
+  });
   assert.equal(ownership.inDoubt(3, '12'), false);
   assert.equal(ownership.covers(3, '19'), true);
   assert.equal(ownership.covers(3, '20'), false);
@@ -69,7 +84,12 @@ test("takenOver, this process's own intent: nothing in doubt, and it covers its 
 test('takenOver keeps doubt known from before the partition moved away, and drops what was committed', () => {
   const ownership = new PartitionOwnership();
   ownership.assigned([3], 'm');
-  ownership.takenOver(3, { committed: 0n, intent: intent('30'), own: false });
+  ownership.takenOver(3, {
+    committed: 0n,
+    intent: intent('30'),
+    own: false,
+    assignment: ownership.assignment,
+  });
   ownership.batchCarried(3, [
     ['4', outcome()],
     ['40', outcome()],
@@ -77,20 +97,35 @@ test('takenOver keeps doubt known from before the partition moved away, and drop
   ownership.assigned([], 'm');
   ownership.assigned([3], 'm');
   // Back with this process's own intent: the earlier doubt still stands.
-  ownership.takenOver(3, { committed: 10n, intent: intent('35', 'me'), own: true });
+  ownership.takenOver(3, {
+    committed: 10n,
+    intent: intent('35', 'me'),
+    own: true,
+    assignment: ownership.assignment,
+  });
   assert.equal(ownership.inDoubt(3, '30'), true);
   assert.equal(ownership.hasCarried(3, '4'), false, 'below the committed offset: settled');
   assert.equal(ownership.hasCarried(3, '40'), true);
   // Another owner committed past the doubt meanwhile: settled.
   ownership.assigned([3], 'm');
-  ownership.takenOver(3, { committed: 31n, intent: undefined, own: false });
+  ownership.takenOver(3, {
+    committed: 31n,
+    intent: undefined,
+    own: false,
+    assignment: ownership.assignment,
+  });
   assert.equal(ownership.doubtUntil(3), undefined);
 });
 
 test('intentWritten: the stored intent covers up to its offset', () => {
   const ownership = new PartitionOwnership();
   ownership.assigned([0], 'm');
-  ownership.takenOver(0, { committed: 0n, intent: undefined, own: false });
+  ownership.takenOver(0, {
+    committed: 0n,
+    intent: undefined,
+    own: false,
+    assignment: ownership.assignment,
+  });
   ownership.intentWritten(0, '99');
   assert.equal(ownership.covers(0, '99'), true);
 });
@@ -98,7 +133,12 @@ test('intentWritten: the stored intent covers up to its offset', () => {
 test('batchCommitted: doubt up to the batch is settled, doubt beyond stays; the offset is releasable', () => {
   const ownership = new PartitionOwnership();
   ownership.assigned([0], 'm');
-  ownership.takenOver(0, { committed: 0n, intent: intent('50'), own: false });
+  ownership.takenOver(0, {
+    committed: 0n,
+    intent: intent('50'),
+    own: false,
+    assignment: ownership.assignment,
+  });
   assert.equal(ownership.doubtBeyond(0, '20'), '50');
   ownership.batchCommitted(0, { topic: 't', lastOffset: '20', intentUntil: '60', assignment: 1 });
   assert.equal(ownership.inDoubt(0, '30'), true);
@@ -133,7 +173,12 @@ test('abandoned: lookups wait for the quiet period, then go on', () => {
 test('fenced: held in this assignment, taken over again once the hold passed; a stale fencing is ignored', () => {
   const ownership = new PartitionOwnership();
   ownership.assigned([0], 'm');
-  ownership.takenOver(0, { committed: 0n, intent: undefined, own: false });
+  ownership.takenOver(0, {
+    committed: 0n,
+    intent: undefined,
+    own: false,
+    assignment: ownership.assignment,
+  });
   ownership.fenced(0, 1_000, ownership.assignment - 1, 0);
   assert.equal(ownership.fencedState(0, 10), 'free', 'seen by a batch of an earlier assignment');
   ownership.fenced(0, 1_000, ownership.assignment, 0);
@@ -145,7 +190,12 @@ test('fenced: held in this assignment, taken over again once the hold passed; a 
 test('commitUncertain: the group offset is read again before the next batch', () => {
   const ownership = new PartitionOwnership();
   ownership.assigned([0], 'm');
-  ownership.takenOver(0, { committed: 0n, intent: undefined, own: false });
+  ownership.takenOver(0, {
+    committed: 0n,
+    intent: undefined,
+    own: false,
+    assignment: ownership.assignment,
+  });
   ownership.commitUncertain(0);
   assert.equal(ownership.needsTakeover(0), true);
 });
@@ -153,14 +203,24 @@ test('commitUncertain: the group offset is read again before the next batch', ()
 test("takenOver, another writer's intent after this process's own sends: those offsets are looked up, not taken from memory", () => {
   const ownership = new PartitionOwnership();
   ownership.assigned([3], 'm');
-  ownership.takenOver(3, { committed: 0n, intent: intent('9', 'me'), own: true });
+  ownership.takenOver(3, {
+    committed: 0n,
+    intent: intent('9', 'me'),
+    own: true,
+    assignment: ownership.assignment,
+  });
   ownership.batchCarried(3, [
     ['5', outcome()],
     ['12', outcome()],
   ]);
   // The partition went to another replica, which wrote its own intent and sent; back here:
   ownership.assigned([3], 'm');
-  ownership.takenOver(3, { committed: 0n, intent: intent('9'), own: false });
+  ownership.takenOver(3, {
+    committed: 0n,
+    intent: intent('9'),
+    own: false,
+    assignment: ownership.assignment,
+  });
   assert.equal(ownership.hasCarried(3, '5'), false, 'the other writer may have sent it');
   assert.equal(ownership.inDoubt(3, '5'), true);
   assert.equal(ownership.hasCarried(3, '12'), true, 'beyond its range: nobody else sent it');
@@ -169,7 +229,12 @@ test("takenOver, another writer's intent after this process's own sends: those o
 test('fenced: what this replica committed last is no longer releasable, whatever the assignment', () => {
   const ownership = new PartitionOwnership();
   ownership.assigned([0], 'm');
-  ownership.takenOver(0, { committed: 0n, intent: undefined, own: false });
+  ownership.takenOver(0, {
+    committed: 0n,
+    intent: undefined,
+    own: false,
+    assignment: ownership.assignment,
+  });
   ownership.batchCommitted(0, { topic: 't', lastOffset: '9', intentUntil: '19', assignment: 1 });
   assert.equal(ownership.releasable().length, 1);
   ownership.fenced(0, 1_000, ownership.assignment - 1, 0);
@@ -179,7 +244,12 @@ test('fenced: what this replica committed last is no longer releasable, whatever
 test("readBehind: a takeover read older than this replica's own commit of a partition it kept is refused", () => {
   const ownership = new PartitionOwnership();
   ownership.assigned([0, 1], 'm');
-  ownership.takenOver(0, { committed: undefined, intent: undefined, own: false });
+  ownership.takenOver(0, {
+    committed: undefined,
+    intent: undefined,
+    own: false,
+    assignment: ownership.assignment,
+  });
   assert.equal(ownership.readBehind(0, undefined), false, 'nothing committed here yet');
   ownership.batchCommitted(0, { topic: 't', lastOffset: '9', intentUntil: '19', assignment: 1 });
   // A rebalance that leaves partition 0 here; the group offset is read again.
@@ -205,4 +275,35 @@ test('readBehind says nothing once the partition was elsewhere or another replic
   ownership.batchCommitted(0, { topic: 't', lastOffset: '29', intentUntil: '39', assignment: 4 });
   ownership.assigned([0], 'm2');
   assert.equal(ownership.readBehind(0, 5n), false, 'expelled and back: the offsets may be reset');
+});
+
+test('takenOver from before the last assignment counts for nothing: the partition is taken over again', () => {
+  const ownership = new PartitionOwnership();
+  ownership.assigned([5], 'm1');
+  const begunIn = ownership.assignment;
+  ownership.batchCarried(5, [['0', outcome()]]);
+  // The group answers while the takeover waits for the producer's initialisation.
+  ownership.assigned([5], 'm1');
+  const counted = ownership.takenOver(5, {
+    committed: 0n,
+    intent: intent('300', 'me'),
+    own: true,
+    assignment: begunIn,
+  });
+  assert.equal(counted, false);
+  assert.equal(ownership.needsTakeover(5), true, 'the new assignment takes it over itself');
+  assert.equal(ownership.covers(5, '90'), false, 'its intent covers nothing yet');
+  assert.equal(ownership.hasCarried(5, '0'), true, 'earlier answers stay for the new read');
+  // The same takeover in the current assignment counts.
+  assert.equal(
+    ownership.takenOver(5, {
+      committed: 0n,
+      intent: intent('300', 'me'),
+      own: true,
+      assignment: ownership.assignment,
+    }),
+    true,
+  );
+  assert.equal(ownership.needsTakeover(5), false);
+  assert.equal(ownership.covers(5, '90'), true);
 });
