@@ -152,7 +152,7 @@ export class BatchProcessor {
       this.#options.onStep?.(partition, 'waiting for earlier commits before its takeover');
       if (!(await exclusive())) return 'again';
       this.#options.onStep?.(partition, 'taking over');
-      const takeover = await this.#handover.takeOver(partition, signal);
+      const takeover = await this.#handover.takeOver(partition, signal, assignment);
       if (takeover === 'rebalancing') return 'again';
       if (takeover === 'unknown') {
         await pause(FENCED_RETRY_MS, signal);

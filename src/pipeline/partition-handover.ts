@@ -42,15 +42,17 @@ export class PartitionHandover {
    * read next is final. A read behind what this replica committed itself is refused.
    * The send intent found beside it is another writer's or this process's own; another
    * writer's sends are waited out, `inDoubtSettleMs` on this clock, before its range is
-   * looked up (see PartitionOwnership.takenOver).
+   * looked up (see PartitionOwnership.takenOver). `assignment` is the one its batch was
+   * handed over in: what the takeover learns counts for that one only.
    */
   async takeOver(
     partition: number,
     signal: AbortSignal,
+    assignment: number,
   ): Promise<'done' | 'not-owner' | 'unknown' | 'rebalancing'> {
     const { transactions, ownership, logger, instanceId, inDoubtSettleMs } = this.#options;
-    // What this takeover reads holds for the assignment it began in, and no later one.
-    const assignment = ownership.assignment;
+    // What this takeover reads holds for `assignment` (its batch's), and no later one.
+    if (assignment !== ownership.assignment) return 'rebalancing';
     // Could not ask (the coordinator moved, a timeout) is not "out of the group": only
     // this partition waits, the others go on.
     const member = await this.stillMember().catch(() => 'unknown' as const);

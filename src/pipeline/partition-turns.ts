@@ -233,18 +233,21 @@ export class PartitionTurns {
 
   /**
    * A commit did not happen: these batches (the failed ones and all behind them) are
-   * read again, their answers carried over. Batches of the current assignment are
-   * fetched again from the first of them; batches handed over before the group's last
-   * answer need nothing: kafkajs read the partition again from the group offset after
-   * that answer, and that read is the current assignment's batches (among these, or
-   * still to come). Rewinding only for the oldest batch, as if all were of its
-   * assignment, would drop that read and leave the partition unread until the next
+   * read again, their answers carried over. When any of them is of the current
+   * assignment, the partition is fetched again from the oldest of them; when all were
+   * handed over before the group's last answer, nothing is needed: kafkajs read the
+   * partition again from the group offset after that answer, and that read is still to
+   * come. Deciding by the oldest batch's assignment alone would drop the current
+   * assignment's read among them and leave the partition unread until the next
    * rebalance.
    */
   #sentFailed(partition: number, sent: readonly SentBatch[]): void {
     const { ownership, processor } = this.#options;
     for (const item of sent) processor.carry(partition, item.commands, item.pending);
-    const from = sent.find((item) => item.assignment === ownership.assignment);
+    // From the oldest failed batch: at or after the group offset, so nothing is skipped
+    // even if kafkajs's re-read after the rejoin began past it.
+    const current = sent.some((item) => item.assignment === ownership.assignment);
+    const from = current ? sent[0] : undefined;
     this.#log.info(
       {
         partition,

@@ -394,6 +394,10 @@ export class Pipeline implements PipelineControl {
 
   #assigned(partitions: readonly number[]): void {
     const owned = new Set(partitions);
+    // Work begun before the group's answer stops sending and waiting. kafkajs says a
+    // rebalance starts only when a heartbeat tells it; it also rejoins on its own (stale
+    // metadata in a fetch, an unknown member id) with no such word before the answer.
+    this.#ownership.rebalanceStarted();
     // A member the group expelled and took back under a new id (after a freeze, a lost
     // connection) may have been fenced meanwhile: every producer is initialised again,
     // which also fences whoever held a partition in between.

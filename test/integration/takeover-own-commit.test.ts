@@ -84,7 +84,7 @@ test("a takeover right after this replica's own commit reads the offset that com
   };
 
   ownership.assigned([0], consumer.memberId);
-  assert.equal(await handover.takeOver(0, signal), 'done');
+  assert.equal(await handover.takeOver(0, signal, ownership.assignment), 'done');
   const misread: string[] = [];
   for (let round = 1; round <= ROUNDS; round += 1) {
     const lastOffset = String(round * 10 - 1);
@@ -107,7 +107,7 @@ test("a takeover right after this replica's own commit reads the offset that com
     });
     // The group rebalances and gives the partition back to this member at once.
     ownership.assigned([0], consumer.memberId);
-    const takeover = await handover.takeOver(0, signal);
+    const takeover = await handover.takeOver(0, signal, ownership.assignment);
     const floor = ownership.floor(0);
     if (takeover !== 'done' || floor !== BigInt(next)) {
       misread.push(`round ${round}: ${takeover}, group offset read ${floor}, committed ${next}`);

@@ -29,7 +29,7 @@ test('a takeover the group answered during learns nothing: the new assignment ta
     inDoubtSettleMs: 0,
     fencedHoldMs: 1_000,
   });
-  const takeover = handover.takeOver(3, ownership.signal);
+  const takeover = handover.takeOver(3, ownership.signal, ownership.assignment);
   await new Promise((resolve) => setImmediate(resolve));
   ownership.rebalanceStarted();
   ownership.assigned([3], 'm1');
@@ -38,9 +38,15 @@ test('a takeover the group answered during learns nothing: the new assignment ta
   assert.equal(ownership.needsTakeover(3), true);
 
   // Begun and finished in the same assignment, it counts.
-  const again = handover.takeOver(3, ownership.signal);
+  const again = handover.takeOver(3, ownership.signal, ownership.assignment);
   await new Promise((resolve) => setImmediate(resolve));
   initialised();
   assert.equal(await again, 'done');
   assert.equal(ownership.needsTakeover(3), false);
+
+  // A batch of an earlier assignment does not begin a takeover at all.
+  const earlier = ownership.assignment;
+  ownership.assigned([3], 'm1');
+  assert.equal(await handover.takeOver(3, ownership.signal, earlier), 'rebalancing');
+  assert.equal(ownership.needsTakeover(3), true);
 });
