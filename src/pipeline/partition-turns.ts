@@ -43,7 +43,8 @@ function joinBatches(batches: readonly RecordBatch[]): RecordBatch {
     lag: newest.lag,
     heartbeat: () => newest.heartbeat(),
     isCurrent: () => newest.isCurrent(),
-    rewind: () => first.rewind(),
+    fetchedOffset: first.fetchedOffset,
+    rewind: (offset) => first.rewind(offset),
   };
 }
 
@@ -160,7 +161,7 @@ export class PartitionTurns {
       step('waiting for earlier commits');
       if (!(await waitForEarlier()) || this.#options.stopping()) return finish();
     }
-    let sent: SendPhase | 'done' | 'again';
+    let sent: SendPhase | 'done' | 'again' | 'rewound';
     step('sending');
     try {
       const exclusive = waitForEarlier;
@@ -206,6 +207,10 @@ export class PartitionTurns {
       if (sent === 'done') {
         if (last) this.#options.commitMetrics.done(partition, last.offset);
         next = 'committed before';
+      } else if (sent === 'rewound') {
+        // The processor sought the partition back already (after its takeover).
+        this.#lanes.rewound(partition);
+        next = 'rewound to the group offset';
       } else if (ownership.assignment === assignment) {
         // After a rejoin kafkajs fetches from the committed offset by itself.
         batch.rewind();
