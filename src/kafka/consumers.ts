@@ -13,16 +13,10 @@ export interface RecordBatch {
   /** False once the consumer is stopping or a rewind of the partition is pending. */
   isCurrent(): boolean;
   /**
-   * The offset kafkajs asked this batch's fetch to start at: its first record's offset,
-   * or before it when control records or aborted transactions came first.
+   * Fetches the partition again from this batch's first record. Batches of the partition
+   * handed over before the call come again after it, so their handler drops them.
    */
-  readonly fetchedOffset: string;
-  /**
-   * Fetches the partition again from this batch's first record, or from `offset`.
-   * Batches of the partition handed over before the call come again after it, so their
-   * handler drops them.
-   */
-  rewind(offset?: string): void;
+  rewind(): void;
 }
 
 export interface BatchConsumerOptions {
@@ -176,11 +170,9 @@ export class BatchConsumer {
           lag: Math.max(0, Number(batch.offsetLag())),
           heartbeat: () => payload.heartbeat(),
           isCurrent: () => payload.isRunning() && !payload.isStale(),
-          // Set by kafkajs on every batch (consumer/batch.js) and left out of its types.
-          fetchedOffset: String((batch as unknown as { fetchedOffset: string }).fetchedOffset),
-          rewind: (offset = first) => {
-            if (offset === undefined) return;
-            this.#consumer.seek({ topic: batch.topic, partition: batch.partition, offset });
+          rewind: () => {
+            if (first === undefined) return;
+            this.#consumer.seek({ topic: batch.topic, partition: batch.partition, offset: first });
           },
         });
       },

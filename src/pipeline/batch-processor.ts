@@ -128,9 +128,7 @@ export class BatchProcessor {
    * rewound the partition): a takeover renews the partition's producer and an intent
    * transaction commits the offset of this batch's first record, so neither may run
    * while earlier batches are still to commit.
-   * @returns what its commit needs; `done` when an earlier owner committed all of it;
-   *   `again` to read it again from its first record; `rewound` when it already rewound
-   *   the partition (to the group offset).
+   * @returns what its commit needs; `done` when an earlier owner committed all of it.
    */
   async send(
     batch: RecordBatch,
@@ -139,7 +137,7 @@ export class BatchProcessor {
     signal: AbortSignal,
     exclusive: () => Promise<boolean>,
     trace?: BatchTrace,
-  ): Promise<SendPhase | 'done' | 'again' | 'rewound'> {
+  ): Promise<SendPhase | 'done' | 'again'> {
     const ownership = this.#ownership;
     const { partition } = batch;
     if (ownership.fencedState(partition) === 'hold') {
@@ -166,21 +164,6 @@ export class BatchProcessor {
         ownership.rebalanceStarted();
         await pause(FENCED_RETRY_MS, signal);
         return 'again';
-      }
-      // kafkajs began this read past the group offset: a fetch sent before the group's
-      // answer can arrive after it (on a cluster, kafkajs rejoins inside one broker's
-      // fetch while the others go on), and its position then counts in the new
-      // assignment. What lies between would never be read: read from the group offset.
-      // Once per takeover: where retention removed those records, kafkajs starts at the
-      // log's start instead, and the batch from there is handled.
-      const committed = ownership.floor(partition);
-      if (committed !== undefined && BigInt(batch.fetchedOffset) > committed) {
-        this.#log.warn(
-          { partition, fetchedFrom: batch.fetchedOffset, groupOffset: committed.toString() },
-          'the partition was read from past its group offset; reading it from the group offset',
-        );
-        batch.rewind(committed.toString());
-        return 'rewound';
       }
     }
     // kafkajs may have read the group offset before the previous owner's last commit:

@@ -43,8 +43,7 @@ function joinBatches(batches: readonly RecordBatch[]): RecordBatch {
     lag: newest.lag,
     heartbeat: () => newest.heartbeat(),
     isCurrent: () => newest.isCurrent(),
-    fetchedOffset: first.fetchedOffset,
-    rewind: (offset) => first.rewind(offset),
+    rewind: () => first.rewind(),
   };
 }
 
@@ -161,7 +160,7 @@ export class PartitionTurns {
       step('waiting for earlier commits');
       if (!(await waitForEarlier()) || this.#options.stopping()) return finish();
     }
-    let sent: SendPhase | 'done' | 'again' | 'rewound';
+    let sent: SendPhase | 'done' | 'again';
     step('sending');
     try {
       const exclusive = waitForEarlier;
@@ -207,10 +206,6 @@ export class PartitionTurns {
       if (sent === 'done') {
         if (last) this.#options.commitMetrics.done(partition, last.offset);
         next = 'committed before';
-      } else if (sent === 'rewound') {
-        // The processor sought the partition back already (after its takeover).
-        this.#lanes.rewound(partition);
-        next = 'rewound to the group offset';
       } else if (ownership.assignment === assignment) {
         // After a rejoin kafkajs fetches from the committed offset by itself.
         batch.rewind();

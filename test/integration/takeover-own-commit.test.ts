@@ -80,7 +80,6 @@ test("a takeover right after this replica's own commit reads the offset that com
     lag: 0,
     heartbeat: async () => undefined,
     isCurrent: () => true,
-    fetchedOffset: '0',
     rewind: () => undefined,
   };
 

@@ -32,7 +32,6 @@ function fetched(first: number, last: number) {
     lag: 0,
     heartbeat: async () => undefined,
     isCurrent: () => true,
-    fetchedOffset: String(first),
     rewind: () => {
       rewinds += 1;
     },
