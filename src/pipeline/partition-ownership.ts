@@ -12,7 +12,6 @@
  *   should it come back with this process's intent still the last one written, they
  *   are exactly what is not settled.
  */
-
 import { maxOffset, type SendIntent } from './send-intent.ts';
 import type { SendOutcome } from './send-outcome.ts';
 

@@ -79,7 +79,7 @@ export class PartitionTurns {
     this.#log = options.logger;
     this.#lanes = new PartitionLanes<LaneBatch>({
       handle: (partition, batches) => this.#turn(partition, batches),
-      drop: (batches) => this.#release(batches),
+      drop: options.release,
       assignment: () => options.ownership.assignment,
     });
     this.#commits = new OrderedCommits<SentBatch>({
@@ -115,10 +115,6 @@ export class PartitionTurns {
     };
   }
 
-  #release(batches: readonly LaneBatch[]): void {
-    this.#options.release(batches);
-  }
-
   /**
    * A partition's turn: the batches it queued, handled as one. Their commands go out,
    * then the turn ends and the lane's next turn may send while these wait for their
@@ -140,7 +136,7 @@ export class PartitionTurns {
     const finish = () => {
       clearInterval(heartbeat);
       trace?.close();
-      this.#release(queued);
+      this.#options.release(queued);
     };
     const step = (name: string) => this.#steps.set(partition, name);
     // Left to the partition's next owner, which reads from the committed offset.
