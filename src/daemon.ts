@@ -248,6 +248,7 @@ export class Daemon implements HealthSource {
       tls: tlsFiles,
       isKafkaConnected: () => this.#kafkaConnected && this.pipeline.running,
       logger,
+      metrics,
       limits: {
         maxReceiveBytes: config.FERRY_GRPC_MAX_RECEIVE_BYTES,
         maxConcurrentStreams: config.FERRY_GRPC_MAX_CONCURRENT_STREAMS,

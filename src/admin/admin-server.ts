@@ -5,11 +5,13 @@
  */
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
-import { Server, ServerCredentials, type status } from '@grpc/grpc-js';
+import { Server, ServerCredentials, status } from '@grpc/grpc-js';
 import { ConfigError, FerryError } from '../errors.ts';
+import { LogSampler } from '../observability/log-sampler.ts';
 import type { Logger } from '../observability/logger.ts';
+import type { FerryMetrics } from '../observability/metrics.ts';
 import type { PipelineControl } from '../pipeline/pipeline-control.ts';
-import { bearerTokenGate } from './admin-auth.ts';
+import { AdminAuthError, bearerTokenGate } from './admin-auth.ts';
 import { createAdminHandlers, type FleetAdmin, type SyncCaller } from './admin-handlers.ts';
 import { type AdminLimits, defaultAdminLimits, grpcServerOptions } from './admin-limits.ts';
 import type { DeadLetterReplayer } from './dead-letter-replay.ts';
@@ -45,6 +47,8 @@ export interface AdminServerOptions {
   /** Health says SERVING only while this answers true. */
   readonly isKafkaConnected: () => boolean;
   readonly logger: Logger;
+  /** Counts every call refused for its token (`ferry_admin_calls_refused_total`). */
+  readonly metrics: Pick<FerryMetrics, 'adminCallsRefused'>;
   /** Message, stream and Health.Watch bounds; default `defaultAdminLimits`. */
   readonly limits?: AdminLimits | undefined;
   /** The release GetPipelineState reports. */
@@ -94,6 +98,12 @@ async function credentials(tls: AdminTlsFiles | undefined): Promise<ServerCreden
 export class AdminServer {
   readonly #options: AdminServerOptions;
   readonly #log: Logger;
+  /**
+   * Failed calls are logged through this: anyone who reaches the port can make calls
+   * without a token, each a failure, so their lines are limited per gRPC code (the
+   * refusals are still counted, in full, by the metric).
+   */
+  readonly #failures: LogSampler;
   #server: Server | undefined;
   #state: ServerState = 'new';
   #port = 0;
@@ -112,6 +122,7 @@ export class AdminServer {
     }
     this.#options = options;
     this.#log = options.logger.child({ component: 'admin' });
+    this.#failures = new LogSampler({ logger: this.#log });
   }
 
   /** The bound port (useful with port 0). @throws FerryError `illegal_state` before start. */
@@ -130,8 +141,17 @@ export class AdminServer {
 
   #onCallEnd = (path: string, code: status, durationMs: number, error?: Error) => {
     const fields = { path, code, durationMs: Math.round(durationMs) };
-    if (code === 0) this.#log.info(fields, 'admin call finished');
-    else this.#log.warn({ ...fields, error: error?.message }, 'admin call failed');
+    if (error instanceof AdminAuthError) {
+      this.#options.metrics.adminCallsRefused.inc({ reason: error.reason });
+    }
+    if (code === status.OK) this.#log.info(fields, 'admin call finished');
+    else {
+      this.#failures.warn(
+        `admin_call_failed:${status[code] ?? code}`,
+        { ...fields, error: error?.message },
+        'admin call failed',
+      );
+    }
   };
 
   #build(): Server {
@@ -246,6 +266,7 @@ export class AdminServer {
     }
     this.#server = undefined;
     this.#state = 'stopped';
+    this.#failures.flush();
     this.#log.info('admin server stopped');
   }
 }

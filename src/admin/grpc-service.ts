@@ -70,7 +70,7 @@ export interface ImplementServiceOptions {
   readonly gate?: CallGate;
   /** Aborts every call in flight when it fires (server stop). */
   readonly stopSignal?: AbortSignal;
-  /** Sees every call that ended, for logs: path, gRPC code, duration. */
+  /** Sees every call that ended, for logs and metrics: path, gRPC code, duration, and the error (the gate's own when it refused the call). */
   readonly onCallEnd?: (path: string, code: status, durationMs: number, error?: Error) => void;
 }
 

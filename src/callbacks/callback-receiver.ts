@@ -11,6 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FerryError } from '../errors.ts';
 import { type HttpServer, sendJson, sendText } from '../http/http-server.ts';
 import { channelOfCallback } from '../observability/channels.ts';
+import { LogSampler } from '../observability/log-sampler.ts';
 import type { Logger } from '../observability/logger.ts';
 import {
   boundedStatusLabel,
@@ -72,6 +73,11 @@ const DEFAULT_RETRY_AFTER_S = 5;
 export class CallbackReceiver {
   readonly #options: CallbackReceiverOptions;
   readonly #logger: Logger;
+  /**
+   * The warnings and errors a request can cause go through this: a wrong token costs a
+   * caller nothing, and every one is counted (`ferry_callbacks_total`) whatever is logged.
+   */
+  readonly #sampled: LogSampler;
   readonly #tokenDigest: Buffer;
   readonly #writer: CallbackWriter;
   readonly #maxBodyBytes: number;
@@ -89,6 +95,7 @@ export class CallbackReceiver {
     }
     this.#options = options;
     this.#logger = options.logger.child({ component: 'callbacks' });
+    this.#sampled = new LogSampler({ logger: this.#logger });
     this.#tokenDigest = digest(options.token);
     this.#maxBodyBytes = positive('maxBodyBytes', options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
     this.#publishTimeoutMs = positive(
@@ -158,6 +165,7 @@ export class CallbackReceiver {
         { writes, records },
         'The callback receiver stopped; its records went to Kafka in this many writes.',
       );
+      this.#sampled.flush();
       this.#state = 'stopped';
     })();
     return this.#stopping;
@@ -181,7 +189,8 @@ export class CallbackReceiver {
       res.setHeader('Connection', 'close');
       sendText(res, 404, 'Not Found\n');
       this.#count(undefined, 'unauthorized');
-      this.#logger.warn(
+      this.#sampled.warn(
+        'callback_wrong_token',
         { remoteAddress: req.socket.remoteAddress },
         'A status callback carried a wrong token.',
       );
@@ -257,7 +266,8 @@ export class CallbackReceiver {
     }
     this.#count(prepared.status, duplicate ? 'duplicate' : 'unparsed');
     // The reason names the problem only; bodies are not logged (they may hold texts).
-    this.#logger.warn(
+    this.#sampled.warn(
+      'callback_unparsed',
       { reason: prepared.reason, outcome },
       'A status callback is no status event; it was kept raw on the unparsed topic.',
     );
@@ -272,14 +282,19 @@ export class CallbackReceiver {
     this.#refuse(res, httpStatus, reason);
     this.#count(undefined, 'rejected');
     // The reason names the field and rule only; bodies are not logged (they may hold texts).
-    this.#logger.warn({ httpStatus, reason }, 'A status callback was refused.');
+    this.#sampled.warn(
+      'callback_refused',
+      { httpStatus, reason },
+      'A status callback was refused.',
+    );
   }
 
   #unavailable(res: ServerResponse, reason: string, error?: unknown, status?: unknown): void {
     res.setHeader('Retry-After', String(this.#retryAfterS));
     this.#refuse(res, 503, reason);
     this.#count(status, 'unavailable');
-    this.#logger.error(
+    this.#sampled.error(
+      'callback_unavailable',
       error === undefined ? { reason } : { reason, err: error },
       'A status callback could not be published; the gateway must retry it.',
     );

@@ -28,6 +28,8 @@ export type CallbackOutcome =
   | 'unavailable'
   /** Under /callbacks but not on the route: a callback URL built wrong (e.g. /callbacks twice). */
   | 'not_found';
+/** Why the admin API refused a call before it ran: no `authorization: Bearer` metadata, or another token. */
+export type AdminRefusalReason = 'missing_token' | 'wrong_token';
 /** Why consumption is paused. */
 export type PauseReason = 'operator' | 'access_denied' | 'backpressure' | 'draining';
 /** Which Kafka client reported an error. */
@@ -56,6 +58,7 @@ export const callbackOutcomes: readonly CallbackOutcome[] = [
   'unavailable',
   'not_found',
 ];
+export const adminRefusalReasons: readonly AdminRefusalReason[] = ['missing_token', 'wrong_token'];
 export const pauseReasons: readonly PauseReason[] = [
   'operator',
   'access_denied',
@@ -91,6 +94,8 @@ export interface FerryMetrics {
   readonly partsBilled: Counter;
   /** `ferry_callbacks_total{status,outcome}`: callback requests; `status` via {@link boundedStatusLabel}. */
   readonly callbacks: Counter<'status' | 'outcome'>;
+  /** `ferry_admin_calls_refused_total{reason}`: admin API calls refused for their bearer token, every one (their log lines are rate-limited). */
+  readonly adminCallsRefused: Counter<'reason'>;
   /** `ferry_dead_letters_total{reason}`: records written to the dead-letter topic; `reason` the rule of an unreadable record (`not_json`, `too_large`, …), `transport` or `internal`. */
   readonly deadLetters: Counter<'reason'>;
   /** `ferry_internal_errors_total{step}`: records ferry failed on (a bug); `step` `read` or `output`. Each got an `internal error` result and a dead letter. */
@@ -238,6 +243,12 @@ export function createMetrics(registry: Registry = new Registry()): FerryMetrics
       labelNames: ['status', 'outcome'] as const,
       registers,
     }),
+    adminCallsRefused: new Counter({
+      name: 'ferry_admin_calls_refused_total',
+      help: 'Admin API calls refused before they ran, by reason (missing_token, wrong_token).',
+      labelNames: ['reason'] as const,
+      registers,
+    }),
     deadLetters: new Counter({
       name: 'ferry_dead_letters_total',
       help: 'Records written to the dead-letter topic, by reason.',
@@ -364,6 +375,7 @@ export function createMetrics(registry: Registry = new Registry()): FerryMetrics
   }
   metrics.deadLetters.inc({ reason: 'transport' }, 0);
   for (const step of ['read', 'output']) metrics.internalErrors.inc({ step }, 0);
+  for (const reason of adminRefusalReasons) metrics.adminCallsRefused.inc({ reason }, 0);
   for (const status of [...knownStatuses, 'other', 'none']) {
     for (const outcome of callbackOutcomes) metrics.callbacks.inc({ status, outcome }, 0);
   }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Metadata, status } from '@grpc/grpc-js';
-import { bearerToken, bearerTokenGate } from '../../src/admin/admin-auth.ts';
+import { AdminAuthError, bearerToken, bearerTokenGate } from '../../src/admin/admin-auth.ts';
 import { RpcError } from '../../src/admin/admin-status.ts';
 
 function metadata(authorization?: string): Metadata {
@@ -25,6 +25,15 @@ test('the gate lets the right token through and refuses others as UNAUTHENTICATE
     assert.ok(refused instanceof RpcError, String(value));
     assert.equal(refused.code, status.UNAUTHENTICATED);
   }
+});
+
+test('a refusal says whether the token was missing or wrong, for the refusal metric', () => {
+  const gate = bearerTokenGate('s3cret');
+  const reasons = [undefined, 'Basic s3cret', 'Bearer s3cre', 'Bearer S3CRET'].map((value) => {
+    const refused = gate(metadata(value), '/x');
+    return refused instanceof AdminAuthError ? refused.reason : refused;
+  });
+  assert.deepEqual(reasons, ['missing_token', 'missing_token', 'wrong_token', 'wrong_token']);
 });
 
 test('an empty admin token is refused at construction', () => {

@@ -11,6 +11,7 @@ import { Health } from '../../src/admin/gen/grpc/health/v1/health_pb.ts';
 import { type ClientOf, GrpcClient } from '../../src/admin/grpc-client.ts';
 import { createEmulator, type Emulator } from '../../src/emulator/index.ts';
 import { createLogger } from '../../src/observability/logger.ts';
+import { createMetrics, type FerryMetrics } from '../../src/observability/metrics.ts';
 import { GatewayClient } from '../../src/upstream/gateway-client.ts';
 import { GatewayHttp } from '../../src/upstream/gateway-http.ts';
 import { InMemoryPipeline } from './in-memory-pipeline.ts';
@@ -41,6 +42,8 @@ export interface AdminFixture {
   readonly gateway: GatewayClient;
   readonly replayer: DeadLetterReplayer;
   readonly kafka: { connected: boolean };
+  /** Where the server counts refused calls (or the `metrics` override). */
+  readonly metrics: AdminServerOptions['metrics'];
   readonly address: string;
   /** A client with the right token; more with `client(token)`. */
   readonly admin: ClientOf<typeof AdminService>;
@@ -76,6 +79,7 @@ export async function startAdmin(
   const pipeline = new InMemoryPipeline();
   const kafka = { connected: true };
   const replayer = overrides.deadLetters ?? new RecordingReplayer();
+  const metrics: Pick<FerryMetrics, 'adminCallsRefused'> = overrides.metrics ?? createMetrics();
   const server = new AdminServer({
     host: '127.0.0.1',
     port: 0,
@@ -85,6 +89,7 @@ export async function startAdmin(
     adminToken: ADMIN_TOKEN,
     isKafkaConnected: () => kafka.connected,
     logger: createLogger({ level: 'silent' }),
+    metrics,
     version: FIXTURE_VERSION,
     ...overrides,
   });
@@ -114,6 +119,7 @@ export async function startAdmin(
     gateway,
     replayer,
     kafka,
+    metrics,
     address,
     admin: client(ADMIN_TOKEN),
     client,

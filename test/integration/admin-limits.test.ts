@@ -13,6 +13,7 @@ import { type ServiceError, status } from '@grpc/grpc-js';
 import { defaultAdminLimits } from '../../src/admin/admin-limits.ts';
 import { AdminServer } from '../../src/admin/admin-server.ts';
 import { createLogger } from '../../src/observability/logger.ts';
+import { createMetrics } from '../../src/observability/metrics.ts';
 import { ADMIN_TOKEN, RecordingReplayer, startAdmin } from '../admin/admin-fixture.ts';
 import { InMemoryPipeline } from '../admin/in-memory-pipeline.ts';
 import { findTool } from '../deploy/external-tools.ts';
@@ -229,6 +230,7 @@ describe('plaintext beyond loopback', async () => {
       adminToken: ADMIN_TOKEN,
       isKafkaConnected: () => true,
       logger: createLogger({ level: 'info', destination }),
+      metrics: createMetrics(),
     });
     await server.start();
     t.after(() => server.stop(1000));

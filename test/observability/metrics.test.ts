@@ -33,6 +33,7 @@ const expected: Record<keyof Omit<FerryMetrics, 'registry'>, [string, string, st
   results: ['ferry_results_total', 'counter', ['type', 'stage', 'success']],
   partsBilled: ['ferry_parts_billed_total', 'counter', []],
   callbacks: ['ferry_callbacks_total', 'counter', ['status', 'outcome']],
+  adminCallsRefused: ['ferry_admin_calls_refused_total', 'counter', ['reason']],
   deadLetters: ['ferry_dead_letters_total', 'counter', ['reason']],
   internalErrors: ['ferry_internal_errors_total', 'counter', ['step']],
   consumerLag: ['ferry_consumer_lag', 'gauge', ['topic', 'partition']],
@@ -99,6 +100,9 @@ test('the text exposition shows ferry metrics, default metrics and initial serie
   assert.match(text, /^ferry_gateway_access_denied 0$/m);
   assert.match(text, /^ferry_consumption_paused\{reason="access_denied"\} 0$/m);
   assert.match(text, /^ferry_consumer_crashes_total 0$/m);
+  assert.match(text, /^ferry_admin_calls_refused_total\{reason="missing_token"\} 0$/m);
+  assert.match(text, /^ferry_admin_calls_refused_total\{reason="wrong_token"\} 0$/m);
+  assert.match(text, /^ferry_callbacks_total\{status="none",outcome="unauthorized"\} 0$/m);
   const { version } = JSON.parse(
     readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
   ) as { version: string };
