@@ -12,6 +12,7 @@ import {
   withDescriptions,
 } from '../contract/json-schema.ts';
 import { type OperationType, operationTypes } from '../contract/operation-types.ts';
+import { MAX_COMMAND_ID } from './command-id.ts';
 
 /** What each operation type does, in a line (docs/gateway-api.md, Operations). */
 const summaries: { readonly [K in OperationType]: string } = {
@@ -59,10 +60,7 @@ export const rulesBeyondSchema = [
 ] as const;
 
 /** ids are looked up by `status` after a lost answer: one that JSON parsers round could find another message. */
-const idBound = {
-  minimum: -Number.MAX_SAFE_INTEGER,
-  maximum: Number.MAX_SAFE_INTEGER,
-} as const;
+const idBound = { minimum: -MAX_COMMAND_ID, maximum: MAX_COMMAND_ID } as const;
 
 /** The schema of a command of one operation type. */
 export function commandSchema(type: OperationType): JsonSchema {

@@ -2,6 +2,7 @@ import { type OperationType, type Transport, validateOperation } from '../contra
 import { appendJsonFields } from '../json/append-fields.ts';
 import { jsonNestingDepth } from '../json/safe-json.ts';
 import type { InboundRecord } from '../kafka/kafka-client.ts';
+import { ID_RANGE_ERROR, ID_RANGE_RULE, idAsWritten, idOutOfRange } from './command-id.ts';
 
 /** The header that overrides the default transport (FERRY_TRANSPORT) for one command. */
 export const TRANSPORT_HEADER = 'ferry-transport';
@@ -23,6 +24,10 @@ export interface InvalidCommand {
   readonly record: InboundRecord;
   readonly transport: Transport;
   readonly type?: unknown;
+  /**
+   * As the record wrote it: a number JSON.parse would round is a `JSON.rawJSON` value that
+   * JSON.stringify writes with every digit (String() of it throws; only encode it).
+   */
   readonly id?: unknown;
   readonly error: string;
   /** Bounded label for metrics. */
@@ -79,7 +84,7 @@ function invalid(
   error: string,
   rule: string,
   unreadable: boolean,
-  operation?: Record<string, unknown>,
+  read?: { readonly type: unknown; readonly id: unknown },
   field?: string,
 ): InvalidCommand {
   const base = {
@@ -91,8 +96,8 @@ function invalid(
     unreadable,
     ...(field ? { field } : {}),
   };
-  if (!operation) return base;
-  return { ...base, type: operation.type, id: operation.id };
+  if (!read) return base;
+  return { ...base, type: read.type, id: read.id };
 }
 
 /**
@@ -158,30 +163,16 @@ export function readCommand(record: InboundRecord, options: CommandReaderOptions
     return invalid(record, transport, 'the record value is not a JSON object', 'not_object', true);
   }
   const operation = parsed as Record<string, unknown>;
+  // What a refusal's result repeats: the id as written, not as JSON.parse rounded it.
+  const read = { type: operation.type, id: idAsWritten(operation.id, text) };
   const checked = validateOperation(operation);
   if (!checked.ok) {
-    return invalid(
-      record,
-      transport,
-      checked.message,
-      checked.rule,
-      false,
-      operation,
-      checked.path,
-    );
+    return invalid(record, transport, checked.message, checked.rule, false, read, checked.path);
   }
-  if (typeof operation.id === 'number' && Math.abs(operation.id) > Number.MAX_SAFE_INTEGER) {
+  if (idOutOfRange(operation.id)) {
     // Not a gateway rule: JSON parsers (ferry's too) lose the last digits of larger
     // numbers, so two commands could share an id and a status lookup find the wrong one.
-    return invalid(
-      record,
-      transport,
-      'id: must be at most 9007199254740991 (2^53 - 1); larger numbers lose digits when parsed',
-      'range',
-      false,
-      operation,
-      'id',
-    );
+    return invalid(record, transport, ID_RANGE_ERROR, ID_RANGE_RULE, false, read, 'id');
   }
   if (!options.transports.has(transport)) {
     return invalid(
@@ -190,7 +181,7 @@ export function readCommand(record: InboundRecord, options: CommandReaderOptions
       `${TRANSPORT_HEADER}: no ${transport} endpoint is configured`,
       'transport_header',
       false,
-      operation,
+      read,
     );
   }
   return {

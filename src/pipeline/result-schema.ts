@@ -25,7 +25,7 @@ export const resultSchema: JsonSchema = recordSchema<Result>()(
   },
   {
     id: sometimes({
-      description: `The command's \`id\` as it came, when it had one (any JSON value). ${previewNote}`,
+      description: `The command's \`id\` as it came, when it had one (any JSON value); a number that JSON parsers round (one past 2^53 - 1, refused) is written with every digit it came with, so correlate by the record key. ${previewNote}`,
     }),
     type: sometimes({
       description: `The command's \`type\` as it came, when it had one. ${previewNote}`,

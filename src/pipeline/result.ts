@@ -34,6 +34,7 @@ export type ErrorCode = (typeof errorCodes)[number];
 
 /** The value of a result record: exactly one per command record. */
 export interface Result {
+  /** The command's id as written: may be an exact number (src/json/number-source.ts), so encode it, never String() it. */
   id?: unknown;
   type?: unknown;
   success: boolean;

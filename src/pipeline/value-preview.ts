@@ -3,6 +3,7 @@
  * JSON text, written without recursion and without encoding more than is kept, so neither
  * depth nor size can make building a result fail (output-records.ts).
  */
+import { isExactNumber } from '../json/number-source.ts';
 
 /** Characters a preview keeps of a field that had to be cut. */
 export const PREVIEW_CHARS = 1000;
@@ -40,7 +41,10 @@ export function previewJson(value: unknown, maxChars: number): string {
     while (out.length < maxChars) {
       if (pending) {
         pending = false;
-        if (Array.isArray(next)) {
+        if (isExactNumber(next)) {
+          // An id kept with every digit: its own text, not the object that holds it.
+          out += JSON.stringify(next);
+        } else if (Array.isArray(next)) {
           out += '[';
           stack.push({ array: next, index: 0 });
         } else if (typeof next === 'object' && next !== null) {

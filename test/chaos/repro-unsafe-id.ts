@@ -31,8 +31,8 @@ const a = read('9007199254740993');
 const b = read('9007199254740992');
 const lookupA = a.kind === 'valid' ? `{"type":"status","id":${JSON.stringify(a.id)}}` : '(invalid)';
 process.stdout.write(
-  `command 9007199254740993: ${a.kind}, id read as ${String(a.id)}\n` +
-    `command 9007199254740992: ${b.kind}, id read as ${String(b.id)}\n` +
+  `command 9007199254740993: ${a.kind}, id read as ${JSON.stringify(a.id)}\n` +
+    `command 9007199254740992: ${b.kind}, id read as ${JSON.stringify(b.id)}\n` +
     `status lookup ferry would send for the first: ${lookupA}\n`,
 );
 const collide = a.kind === 'valid' && b.kind === 'valid' && a.id === b.id;

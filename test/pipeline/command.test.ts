@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { InboundRecord } from '../../src/kafka/kafka-client.ts';
-import { type CommandReaderOptions, readCommand } from '../../src/pipeline/command.ts';
+import {
+  type CommandReaderOptions,
+  type InvalidCommand,
+  readCommand,
+} from '../../src/pipeline/command.ts';
+import { ID_RANGE_ERROR } from '../../src/pipeline/command-id.ts';
+import { encodeResult } from '../../src/pipeline/output-records.ts';
+import { validationResult } from '../../src/pipeline/result.ts';
 import { validOperations } from '../fixtures/operations.ts';
 
 const options: CommandReaderOptions = {
@@ -161,14 +168,47 @@ test('__proto__ and constructor keys stay own data: validation judges the fields
   assert.equal(only.kind === 'invalid' && only.unreadable, false);
 });
 
-test('ids beyond 2^53 are refused: they would collide once parsed', () => {
-  const text = JSON.stringify(validOperations.sms).replace(/"id":\d+/, '"id":9007199254740993');
-  const command = readCommand(record(text), options);
-  assert.equal(command.kind, 'invalid');
-  assert.match(
-    command.kind === 'invalid' ? command.error : '',
-    /^id: must be at most 9007199254740991/,
-  );
-  const safe = JSON.stringify({ ...validOperations.sms, id: Number.MAX_SAFE_INTEGER });
-  assert.equal(readCommand(record(safe), options).kind, 'valid');
+test('ids beyond 2^53 - 1 either way are refused naming the field: they would collide once parsed', () => {
+  for (const id of ['9007199254740993', '9007199254740992', '-9007199254740993', '1e20']) {
+    const text = JSON.stringify(validOperations.sms).replace(/"id":\d+/, `"id":${id}`);
+    const command = readCommand(record(text), options);
+    assert.equal(command.kind, 'invalid', id);
+    if (command.kind !== 'invalid') continue;
+    assert.equal(command.error, ID_RANGE_ERROR, id);
+    assert.equal(command.rule, 'range', id);
+    assert.equal(command.field, 'id', id);
+    assert.equal(command.unreadable, false, id);
+  }
+  assert.match(ID_RANGE_ERROR, /^id: must be between -9007199254740991 and 9007199254740991 /);
+  for (const id of [Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER]) {
+    const safe = JSON.stringify({ ...validOperations.sms, id });
+    assert.equal(readCommand(record(safe), options).kind, 'valid', String(id));
+  }
+});
+
+test('the result of a refused id repeats it with every digit, not as JSON.parse rounded it', () => {
+  const written = (id: string, operation: object = validOperations.sms) => {
+    const text = JSON.stringify(operation).replace(/"id":\d+/, `"id":${id}`);
+    const command = readCommand(record(text), options);
+    assert.equal(command.kind, 'invalid', id);
+    return JSON.parse(
+      encodeResult(validationResult(command as InvalidCommand), 1_000_000),
+      (key, value, context?: { source?: string }) => (key === 'id' ? context?.source : value),
+    ) as Record<string, unknown>;
+  };
+  const result = written('9007199254740993');
+  assert.equal(result.id, '9007199254740993');
+  assert.equal(result.code, 'validation');
+  assert.equal(result.field, 'id');
+  assert.equal(result.error, ID_RANGE_ERROR);
+  assert.equal(written('-9007199254740993').id, '-9007199254740993');
+  // Refused for another rule first, the result still names the id the command had.
+  const { phone: _phone, ...noPhone } = validOperations.sms as Record<string, unknown>;
+  const other = written('9007199254740995', noPhone);
+  assert.equal(other.id, '9007199254740995');
+  assert.equal(other.field, 'phone');
+  // A number no double holds (Infinity once parsed) was written as null before.
+  assert.equal(written('1e400').id, '1e400');
+  // Exact ids are repeated as they are.
+  assert.equal(written('42', noPhone).id, '42');
 });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { exactNumber } from '../../src/json/number-source.ts';
 import type { InboundRecord } from '../../src/kafka/kafka-client.ts';
 import { type Command, readCommand } from '../../src/pipeline/command.ts';
 import { readCommandGuarded } from '../../src/pipeline/last-resort.ts';
@@ -103,6 +104,18 @@ test('a result over the cap has its large fields cut to previews and stays under
   );
   assert.equal(typeof parsed.data, 'string');
   assert.equal(parsed.msg_id, 5, 'small fields are not cut');
+});
+
+test('an id kept with every digit is written as its digits, whole or as a preview', () => {
+  const id = exactNumber('9007199254740993');
+  assert.match(encodeResult(result({ id }), DEFAULT_RECORD_MAX_BYTES), /"id":9007199254740993[,}]/);
+  // Too long to keep whole: the preview is the beginning of the number's own text.
+  const long = '1'.repeat(5000);
+  const text = encodeResult(result({ id: exactNumber(long), data: 'x'.repeat(2000) }), 3000);
+  const cut = JSON.parse(text) as Record<string, unknown>;
+  assert.equal(cut.truncated, true);
+  assert.equal(cut.id, `${long.slice(0, PREVIEW_CHARS)}…`);
+  assert.equal(previewJson([exactNumber('-1e400')], 100), '[-1e400]');
 });
 
 test('a cap smaller than the previews still gives a valid result naming the cap', () => {

@@ -3,48 +3,17 @@
 expression engine. Prints one JSON line per example: {"name", "kind", "command", "result"},
 each verdict true when the schemas accept it (null when the value is not a JSON document).
 
-Written for jsonschema 4.10 (Debian bookworm) and later, hence RefResolver; the schemas
-refer only within their own file, and any attempt to download one fails.
-
 Usage: python3 check_examples.py <schemas dir> <examples dir>
 """
 import json
 import pathlib
 import sys
-import warnings
 
-import jsonschema
+from published_schemas import PublishedSchemas
 
-# RefResolver is deprecated from 4.18 on, in favour of a package 4.10 does not have.
-warnings.simplefilter("ignore", DeprecationWarning)
-
-schemas_dir = pathlib.Path(sys.argv[1])
+schemas = PublishedSchemas(sys.argv[1])
 examples_dir = pathlib.Path(sys.argv[2])
-
-store = {}
-for path in sorted(schemas_dir.rglob("*.schema.json")):
-    schema = json.loads(path.read_text(encoding="utf-8"))
-    store[schema["$id"]] = schema
-
-
-def no_download(uri):
-    # Every reference resolves inside the files; a validator must never fetch one.
-    raise RuntimeError("refused to download " + uri)
-
-
-def validator(relative):
-    schema = store[next(key for key in store if key.endswith("/schemas/" + relative))]
-    jsonschema.Draft202012Validator.check_schema(schema)
-    resolver = jsonschema.RefResolver(
-        base_uri=schema["$id"],
-        referrer=schema,
-        store=store,
-        handlers={"http": no_download, "https": no_download},
-    )
-    return jsonschema.Draft202012Validator(
-        schema, resolver=resolver, format_checker=jsonschema.FormatChecker()
-    )
-
+validator = schemas.validator
 
 command = validator("command.schema.json")
 headers = validator("command.headers.schema.json")
