@@ -7,10 +7,13 @@
  */
 import { promisify } from 'node:util';
 import { zstdCompress, zstdDecompress } from 'node:zlib';
-import { compress as snappyCompress, uncompress as snappyUncompress } from 'snappyjs';
+import { compress as snappyCompress } from 'snappyjs';
 // kafkajs is CommonJS and Node cannot see these two among its named exports.
+import { CodecError } from './codec-error.ts';
 import kafkajs, { type CompressionTypes } from './kafkajs.ts';
-import { decodeLz4Frames, encodeLz4Frame } from './lz4-frame.ts';
+import { encodeLz4Frame } from './lz4-frame.ts';
+import { decodeLz4Frames } from './lz4-frame-reader.ts';
+import { snappyChunks } from './snappy-stream.ts';
 
 /** What ferry may write its own records with (FERRY_KAFKA_COMPRESSION). */
 export type KafkaCompression = 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd';
@@ -21,40 +24,28 @@ export interface Codec {
   decompress(data: Buffer): Promise<Buffer>;
 }
 
-export class CodecError extends Error {
-  override name = 'CodecError';
-}
+export { CodecError };
 
 const zstdCompressAsync = promisify(zstdCompress);
 const zstdDecompressAsync = promisify(zstdDecompress);
 
-/** The Snappy framing of the Java client (xerial snappy-java's SnappyOutputStream). */
-const XERIAL_MAGIC = Buffer.from([0x82, 0x53, 0x4e, 0x41, 0x50, 0x50, 0x59, 0x00]);
-/** Magic, then the stream version and the oldest compatible version, big-endian int32s. */
-const XERIAL_HEADER_LENGTH = XERIAL_MAGIC.length + 8;
-/** snappy-java's default block: uncompressed bytes per framed chunk. */
+/** ferry's Snappy writes use snappy-java's default block: uncompressed bytes per framed chunk. */
 const XERIAL_BLOCK_SIZE = 32 * 1024;
-/**
- * No Snappy element expands more than 64 bytes from 3 (a copy with a 2-byte offset),
- * so a raw block that claims more than this many times its size is damaged: checked
- * before the output is allocated, so garbage cannot ask for gigabytes.
- */
-const SNAPPY_MAX_RATIO = 22;
+const XERIAL_MAGIC = Buffer.from([0x82, 0x53, 0x4e, 0x41, 0x50, 0x50, 0x59, 0x00]);
+const XERIAL_HEADER_LENGTH = XERIAL_MAGIC.length + 8;
 
-function unsnappy(block: Buffer): Buffer {
-  try {
-    return snappyUncompress(block, block.length * SNAPPY_MAX_RATIO + 64);
-  } catch (error: unknown) {
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new CodecError(`snappy: ${reason}`, { cause: error });
-  }
+/** Every piece of a streamed decompression in one buffer (the pieces' buffers are reused). */
+function joined(chunks: Iterable<Uint8Array>): Buffer {
+  const parts: Buffer[] = [];
+  for (const chunk of chunks) parts.push(Buffer.from(chunk));
+  return Buffer.concat(parts);
 }
 
 /**
  * Snappy as Kafka clients write it. The Java client frames raw Snappy blocks in the
  * xerial stream format; librdkafka (kcat, confluent-kafka) and franz-go write one raw
- * block and read both. Decoding detects the xerial magic; encoding writes the xerial
- * framing, which the Java client requires and librdkafka reads.
+ * block and read both. Decoding (snappy-stream.ts) detects the xerial magic; encoding
+ * writes the xerial framing, which the Java client requires and librdkafka reads.
  */
 export const snappy: Codec = {
   async compress(data) {
@@ -72,23 +63,7 @@ export const snappy: Codec = {
     return Buffer.concat(parts);
   },
   async decompress(data) {
-    if (data.length < XERIAL_MAGIC.length || !data.subarray(0, 8).equals(XERIAL_MAGIC)) {
-      return unsnappy(data);
-    }
-    if (data.length < XERIAL_HEADER_LENGTH) throw new CodecError('snappy: xerial header truncated');
-    const parts: Buffer[] = [];
-    let pos = XERIAL_HEADER_LENGTH;
-    while (pos < data.length) {
-      if (data.length - pos < 4) throw new CodecError('snappy: xerial block length truncated');
-      const length = data.readInt32BE(pos);
-      pos += 4;
-      if (length < 0 || length > data.length - pos) {
-        throw new CodecError(`snappy: xerial block of ${length} bytes runs past the buffer`);
-      }
-      parts.push(unsnappy(data.subarray(pos, pos + length)));
-      pos += length;
-    }
-    return Buffer.concat(parts);
+    return joined(snappyChunks(data));
   },
 };
 

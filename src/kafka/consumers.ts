@@ -1,4 +1,5 @@
 /** ferry's consumers: the pipeline's batch consumer and a record reader for tools and tests. */
+import { DEFAULT_READ_LIMITS, setTopicReadLimits } from './bounded-fetch.ts';
 import type { Consumer } from './kafkajs.ts';
 import { type InboundRecord, inbound } from './records.ts';
 
@@ -28,6 +29,16 @@ export interface BatchConsumerOptions {
   readonly maxBytesPerPartition?: number;
   /** Bytes of one fetch response over all partitions. Default 4 MiB. */
   readonly maxBytes?: number;
+  /**
+   * Records whose value is longer than this once decompressed are never held whole:
+   * they are handed over with a null value and `oversized` set. Default 1 MiB.
+   */
+  readonly recordMaxBytes?: number;
+  /**
+   * Decompressed bytes of records one fetch response may hand over; a response with
+   * more is cut there and the rest fetched again. Default 8 MiB.
+   */
+  readonly maxDecompressedBytes?: number;
   readonly sessionTimeoutMs?: number;
   /**
    * How often the member heartbeats. Default: a tenth of the session timeout, at most
@@ -78,6 +89,11 @@ export class BatchConsumer {
   constructor(consumer: Consumer, options: BatchConsumerOptions) {
     this.#consumer = consumer;
     this.#options = options;
+    setTopicReadLimits(options.topic, {
+      recordMaxBytes: options.recordMaxBytes ?? DEFAULT_READ_LIMITS.recordMaxBytes,
+      decompressedMaxBytes:
+        options.maxDecompressedBytes ?? DEFAULT_READ_LIMITS.decompressedMaxBytes,
+    });
     this.heartbeatIntervalMs = heartbeatIntervalOf(options);
     // The coordinator counts the session from when it received a request, so the time
     // the request was sent, not when its answer was handled, is what the membership is

@@ -5,6 +5,10 @@
  * its turn comes, after them.
  */
 import './kafkajs-grouping.ts';
+import { installBoundedFetch } from './bounded-fetch.ts';
+
+// Before any client exists: every Fetch answer of the process is decoded bounded.
+installBoundedFetch();
 
 export * from 'kafkajs';
 export { default } from 'kafkajs';

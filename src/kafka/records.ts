@@ -1,4 +1,6 @@
 /** The records ferry reads and writes, and how they become kafkajs messages and requests. */
+
+import { OVERSIZED_MARKER_HEADER, type Oversized, oversizedOf } from './bounded-fetch.ts';
 import type { IHeaders, KafkaMessage } from './kafkajs.ts';
 import { headersOf } from './kafkajs-adapters.ts';
 
@@ -11,6 +13,11 @@ export interface InboundRecord {
   readonly headers: Readonly<Record<string, string>>;
   /** Milliseconds since the epoch, as a string (Kafka record timestamp). */
   readonly timestamp: string;
+  /**
+   * Set when the record was too long to be kept once decompressed: its sizes. Its value
+   * is then null; key and headers are kept when within 64 KiB each.
+   */
+  readonly oversized?: Oversized;
 }
 
 export interface OutboundRecord {
@@ -42,7 +49,7 @@ export interface PartitionOffset {
 }
 
 export function inbound(topic: string, partition: number, message: KafkaMessage): InboundRecord {
-  return {
+  const record: InboundRecord = {
     topic,
     partition,
     offset: message.offset,
@@ -51,6 +58,10 @@ export function inbound(topic: string, partition: number, message: KafkaMessage)
     headers: headersOf(message.headers),
     timestamp: message.timestamp,
   };
+  const oversized = oversizedOf(message.headers);
+  if (oversized === undefined) return record;
+  const { [OVERSIZED_MARKER_HEADER]: _marker, ...headers } = record.headers;
+  return { ...record, value: null, headers, oversized };
 }
 
 /**

@@ -107,6 +107,18 @@ function invalid(
 export function readCommand(record: InboundRecord, options: CommandReaderOptions): Command {
   const header = record.headers[TRANSPORT_HEADER];
   let transport = options.defaultTransport;
+  const maxBytes = options.maxBytes ?? DEFAULT_COMMAND_MAX_BYTES;
+  if (record.oversized !== undefined) {
+    const { recordBytes, valueBytes } = record.oversized;
+    // Never held whole: its value was passed over while its batch was decompressed.
+    return invalid(
+      record,
+      header === 'sync' || header === 'async' ? header : transport,
+      `the record value is ${valueBytes} bytes once decompressed (the record ${recordBytes}); the limit is ${maxBytes} (FERRY_COMMAND_MAX_BYTES)`,
+      'too_large',
+      true,
+    );
+  }
   if (header !== undefined) {
     if (header !== 'sync' && header !== 'async') {
       return invalid(
@@ -122,7 +134,6 @@ export function readCommand(record: InboundRecord, options: CommandReaderOptions
   if (record.value === null || record.value.length === 0) {
     return invalid(record, transport, 'the record has no value', 'not_json', true);
   }
-  const maxBytes = options.maxBytes ?? DEFAULT_COMMAND_MAX_BYTES;
   if (record.value.length > maxBytes) {
     return invalid(
       record,

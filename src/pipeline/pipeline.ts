@@ -281,6 +281,11 @@ export class Pipeline implements PipelineControl {
       partitionsConsumedConcurrently: this.#options.partitionsConsumedConcurrently ?? 16,
       maxBytesPerPartition: this.#options.maxBytesPerPartition ?? 1024 * 1024,
       ...(this.#options.maxBytes ? { maxBytes: this.#options.maxBytes } : {}),
+      recordMaxBytes: this.#options.commandMaxBytes,
+      // One fetch answer keeps at most the in-flight cap of decompressed records.
+      ...(this.#options.maxBytesInFlight
+        ? { maxDecompressedBytes: this.#options.maxBytesInFlight }
+        : {}),
       ...(this.#options.sessionTimeoutMs
         ? { sessionTimeoutMs: this.#options.sessionTimeoutMs }
         : {}),
