@@ -74,6 +74,16 @@ const LOG_APPEND_TIME_FLAG = 0x08;
  */
 export const RECORD_OVERHEAD_BYTES = 512;
 
+/** What bounded decoding did in this process, for diagnostics and tests. */
+export interface BoundedDecodingCounts {
+  /** Records handed over as stand-ins (too long to keep once decompressed). */
+  standIns: number;
+  /** Partitions whose records of a fetch answer ended at the budget, to be fetched again. */
+  cuts: number;
+}
+
+export const boundedDecodingCounts: BoundedDecodingCounts = { standIns: 0, cuts: 0 };
+
 /** The decompressed bytes one fetch response may keep, shared by its partitions. */
 export class DecompressionBudget {
   readonly limitBytes: number;
@@ -162,6 +172,7 @@ async function decodeCompressedBatch(
         seen += 1;
         if (fetchOffset !== undefined && base + BigInt(piece.offsetDelta) < fetchOffset) continue;
         if (!budget.admit(piece.body.length)) return { records, cut: true };
+        if (piece.oversizedBytes !== undefined) boundedDecodingCounts.standIns += 1;
         records.push(recordDecoder(new KafkajsDecoderClass(piece.body), context));
       }
       // Bytes after the last declared record are ignored, as kafkajs ignores them.
@@ -218,6 +229,7 @@ export async function decodePartitionRecords(
     for (const record of outcome.records) records.push(record);
     if (outcome.cut) {
       budget.cut = true;
+      boundedDecodingCounts.cuts += 1;
       break;
     }
   }

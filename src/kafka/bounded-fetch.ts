@@ -193,6 +193,8 @@ export function installBoundedFetch(): boolean {
   return true;
 }
 
+export { boundedDecodingCounts } from './bounded-batches.ts';
+
 /** Whether Fetch v11 answers are decoded by ferry in this process. */
 export function boundedFetchInstalled(): boolean {
   return installed;

@@ -19,8 +19,8 @@ const XERIAL_MAGIC = Buffer.from([0x82, 0x53, 0x4e, 0x41, 0x50, 0x50, 0x59, 0x00
 const XERIAL_HEADER_LENGTH = XERIAL_MAGIC.length + 8;
 /** How far back a copy may reach: sixteen times what any known compressor needs. */
 export const SNAPPY_WINDOW = 1024 * 1024;
-/** Bytes decompressed between two hand-outs. */
-const FLUSH_BYTES = 256 * 1024;
+/** Bytes decompressed between two hand-outs: the largest piece handed out. */
+export const FLUSH_BYTES = 256 * 1024;
 
 function damaged(reason: string): never {
   throw new CodecError(`snappy: ${reason}`);
@@ -119,11 +119,10 @@ function* rawBlockChunks(src: Uint8Array, out: Window): Generator<Uint8Array, vo
     }
     let left = length;
     while (left > 0) {
-      if (out.full) {
-        yield out.take();
-        out.slide();
-      }
-      const room = Math.min(left, out.bytes.length - out.end);
+      if (out.end - out.pending >= FLUSH_BYTES) yield out.take();
+      // Full only right after a hand-out (the window is a whole number of hand-outs).
+      if (out.full) out.slide();
+      const room = Math.min(left, FLUSH_BYTES - (out.end - out.pending));
       if (offset === 0) {
         out.bytes.set(src.subarray(s, s + room), out.end);
         s += room;

@@ -1,0 +1,196 @@
+/**
+ * Decompression bombs from a producer ferry did not write: kcat (librdkafka) writes one
+ * batch per codec holding two values that decompress to 100 times the command limit
+ * (100 MiB of one byte, a few hundred KB on the wire) between valid commands. Each bomb
+ * must get exactly one `too_large` result and a dead letter, the valid commands in the
+ * same batch and after it go through, and ferry, run as the container image runs it,
+ * never holds a bomb: its peak RSS (VmHWM) stays under the base deployment's memory
+ * limit, and grows by less than one bomb over what it reached before the bombs.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { promisify } from 'node:util';
+import { boundedDecodingCounts } from '../../src/kafka/bounded-fetch.ts';
+import { findTool } from '../deploy/external-tools.ts';
+import { smsOperation } from '../fixtures/operations.ts';
+import {
+  command,
+  produce,
+  readRecords,
+  startEmulator,
+  startFerry,
+  testKafka,
+  testTopics,
+} from '../helpers/ferry.ts';
+import { spawnFerry, waitForLog } from '../helpers/ferry-process.ts';
+import { entrypoint, imageEnv, imageLayout } from '../helpers/image-layout.ts';
+import { testBrokers } from '../helpers/kafka.ts';
+
+const CODECS = ['gzip', 'snappy', 'lz4', 'zstd'] as const;
+const COMMAND_MAX_BYTES = 1024 * 1024;
+/** Each bomb's value: 100 times the command limit. */
+const BOMB_BYTES = 100 * COMMAND_MAX_BYTES;
+const BOMBS_PER_BATCH = 2;
+/** deploy/k8s/base: the container's memory limit. */
+const BASE_MEMORY_LIMIT_MIB = 288;
+const execFileAsync = promisify(execFile);
+
+/**
+ * One batch with kcat, in `codec`: each file one record, all keyed `key`. kcat reads a
+ * file as one value (its line mode is far too slow for 100 MiB lines).
+ */
+async function kcatBatch(topic: string, codec: string, key: string, files: readonly string[]) {
+  const { stderr } = await execFileAsync(
+    findTool('kcat'),
+    [
+      ...['-P', '-b', testBrokers().join(','), '-t', topic, '-p', '0', '-z', codec, '-k', key],
+      // One batch for all of it: librdkafka sizes batches before compressing.
+      ...['-X', 'message.max.bytes=1000000000', '-X', 'batch.size=1000000000'],
+      ...['-X', 'linger.ms=1000', ...files],
+    ],
+    { timeout: 120_000 },
+  );
+  return stderr;
+}
+
+function peakRssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1]);
+  return kib / 1024;
+}
+
+test('a batch of values decompressing to 100x the command limit, in every codec from kcat: too_large each, the rest flows, peak RSS bounded', async (t) => {
+  const emulator = await startEmulator(t);
+  const topics = testTopics();
+  // Snappy expands at most about 21 times: two bombs of 100 MiB are ~10 MB on the wire,
+  // so the commands topic takes batches up to 16 MiB (the others need far less).
+  await testKafka(t).ensureTopics([
+    {
+      topic: topics.commands,
+      partitions: 1,
+      replicationFactor: 1,
+      config: { 'max.message.bytes': String(16 * 1024 * 1024) },
+    },
+  ]);
+  // An in-process ferry creates the other topics and stops.
+  const setup = await startFerry(t, emulator, { FERRY_TOPIC_PARTITIONS: '1' }, topics);
+  await setup.daemon.stop();
+  const image = imageLayout();
+  t.after(() => rmSync(image, { recursive: true, force: true }));
+  const ferry = spawnFerry(
+    t,
+    {
+      ...setup.env,
+      ...imageEnv(),
+      FERRY_COMMAND_MAX_BYTES: String(COMMAND_MAX_BYTES),
+      FERRY_OPS_PORT: '0',
+    },
+    { args: entrypoint.slice(1), cwd: image },
+  );
+  await waitForLog(ferry, 'ferry is running', 60_000);
+  const pid = ferry.child.pid ?? 0;
+  const peakBefore = peakRssMiB(pid);
+  const topic = setup.topics.commands;
+
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-bombs-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const bombFile = join(dir, 'bomb');
+  writeFileSync(bombFile, Buffer.alloc(BOMB_BYTES, 'a'));
+  let id = 41_000;
+  const valid = new Map<number, string>();
+  const batches: string[] = [];
+  const smsFile = (codec: string) => {
+    const n = ++id;
+    valid.set(n, codec);
+    const file = join(dir, String(n));
+    writeFileSync(file, JSON.stringify(smsOperation(n, { sms_message: `${codec} ${n}` })));
+    return file;
+  };
+  for (const codec of CODECS) {
+    const files = [smsFile(codec)];
+    for (let i = 0; i < BOMBS_PER_BATCH; i++) files.push(bombFile, smsFile(codec));
+    const key = `batch-${codec}`;
+    batches.push(key);
+    await kcatBatch(topic, codec, key, files);
+  }
+  // Then plain commands from kafkajs: the partition moved on past the bombs.
+  const after = [++id, ++id, ++id];
+  for (const n of after) valid.set(n, 'none');
+  await produce(
+    t,
+    after.map((n) => command(topic, smsOperation(n))),
+  );
+
+  const bombs = CODECS.length * BOMBS_PER_BATCH;
+  const total = valid.size + bombs;
+  const results = await readRecords(t, setup.topics.results, total, {
+    timeoutMs: 120_000,
+    settleMs: 1000,
+  });
+  const peak = peakRssMiB(pid);
+  t.diagnostic(
+    `peak RSS ${peakBefore.toFixed(0)} MiB before, ${peak.toFixed(0)} MiB after ${bombs} bombs of ${BOMB_BYTES} bytes`,
+  );
+  assert.equal(results.length, total, 'one result per record, no more');
+  for (const [n] of valid) {
+    const mine = results.filter((r) => r.value.id === n);
+    assert.equal(mine.length, 1, `one result for ${n}`);
+    assert.equal(mine[0]?.value.success, true, `${n}: ${String(mine[0]?.value.error)}`);
+  }
+  for (const key of batches) {
+    const refused = results.filter((r) => r.key === key && r.value.success === false);
+    assert.equal(refused.length, BOMBS_PER_BATCH, `${key}: one result per bomb`);
+    for (const result of refused) {
+      assert.equal(result.value.code, 'too_large', JSON.stringify(result.value));
+      assert.match(String(result.value.error), /value is 104857600 bytes once decompressed/);
+    }
+  }
+  const dead = await readRecords(t, setup.topics.dlq, bombs, { settleMs: 500 });
+  assert.equal(dead.length, bombs, 'each bomb dead-lettered once');
+  assert.equal(ferry.child.exitCode, null, `ferry still runs:\n${ferry.output().slice(-2000)}`);
+  assert.ok(
+    peak < BASE_MEMORY_LIMIT_MIB,
+    `peak RSS ${peak.toFixed(0)} MiB under the ${BASE_MEMORY_LIMIT_MIB} MiB limit`,
+  );
+  assert.ok(
+    peak - peakBefore < BOMB_BYTES / 1024 / 1024 / 2,
+    `the bombs raised the peak RSS by ${(peak - peakBefore).toFixed(0)} MiB`,
+  );
+});
+
+test('a batch decompressing to more than one fetch answer may keep is read in slices: each command once, in order', async (t) => {
+  const emulator = await startEmulator(t);
+  // The smallest in-flight cap: one answer keeps 256 KiB of decompressed records.
+  const ferry = await startFerry(t, emulator, {
+    FERRY_TOPIC_PARTITIONS: '1',
+    FERRY_MAX_BYTES_IN_FLIGHT: String(256 * 1024),
+  });
+  const dir = mkdtempSync(join(tmpdir(), 'ferry-slices-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const ids = Array.from({ length: 40 }, (_, i) => 52_000 + i);
+  const files = ids.map((n) => {
+    const file = join(dir, String(n));
+    // 60 KB each, 2.4 MB in all, a few KB on the wire.
+    writeFileSync(file, JSON.stringify(smsOperation(n, { note: 'z'.repeat(60_000) })));
+    return file;
+  });
+  const cutsBefore = boundedDecodingCounts.cuts;
+  await kcatBatch(ferry.topics.commands, 'zstd', 'slices', files);
+
+  const results = await readRecords(t, ferry.topics.results, ids.length, { settleMs: 1000 });
+  assert.deepEqual(
+    results.map((r) => r.value.id),
+    ids,
+    'one result per command, in the order of the batch',
+  );
+  assert.ok(results.every((r) => r.value.success === true));
+  // 2.4 MB in answers of 256 KiB: cut at least nine times, each read again from its cut.
+  assert.ok(
+    boundedDecodingCounts.cuts - cutsBefore >= 9,
+    `${boundedDecodingCounts.cuts - cutsBefore} cuts`,
+  );
+});

@@ -1,0 +1,195 @@
+/**
+ * ferry's bounded decoding of a partition's record set against kafkajs's own decoding,
+ * on record batches that kafkajs's encoder writes in every codec: the same records
+ * where kafkajs would keep them, stand-ins for records over the limit, nothing before
+ * the fetch offset, and cuts at the budget that lose and repeat nothing.
+ */
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { test } from 'node:test';
+import {
+  DecompressionBudget,
+  decodePartitionRecords,
+  KafkajsDecoderClass,
+  type KafkajsRecord,
+  RECORD_OVERHEAD_BYTES,
+} from '../../src/kafka/bounded-batches.ts';
+import { KEPT_PART_MAX_BYTES } from '../../src/kafka/bounded-fetch.ts';
+import { registerCompressionCodecs } from '../../src/kafka/compression.ts';
+import type { SplitterLimits } from '../../src/kafka/record-splitter.ts';
+
+const require = createRequire(import.meta.url);
+type Encoder = { buffer: Buffer };
+const { RecordBatch } = require('kafkajs/src/protocol/recordBatch/v0') as {
+  RecordBatch: (options: Record<string, unknown>) => Promise<Encoder>;
+};
+const Record = require('kafkajs/src/protocol/recordBatch/record/v0') as (
+  options: Record<string, unknown>,
+) => Encoder;
+const kafkajsBatchDecoder = require('kafkajs/src/protocol/recordBatch/v0/decoder') as (
+  decoder: unknown,
+) => Promise<{ records: KafkajsRecord[] }>;
+
+registerCompressionCodecs();
+
+const CODECS = { none: 0, gzip: 1, snappy: 2, lz4: 3, zstd: 4 } as const;
+const RECORD_MAX = 4096;
+const MARKER = 'ferry-oversized';
+const PREFIX = 'test-nonce:';
+const limits: SplitterLimits = {
+  wholeRecordMaxBytes: RECORD_MAX + KEPT_PART_MAX_BYTES,
+  keptPartMaxBytes: KEPT_PART_MAX_BYTES,
+  marker: MARKER,
+  markerPrefix: PREFIX,
+};
+
+interface Plain {
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+  readonly headers: Record<string, Buffer>;
+}
+
+/** A deterministic mix: small JSON, empty and null values, headers, a few values over the limit. */
+function plainRecords(count: number, seed: number): Plain[] {
+  return Array.from({ length: count }, (_, i) => {
+    const n = (seed * 31 + i * 7) % 13;
+    const value =
+      n === 0
+        ? null
+        : n === 1
+          ? Buffer.alloc(0)
+          : n === 2
+            ? Buffer.alloc(RECORD_MAX * 50 + i, 'x')
+            : Buffer.from(JSON.stringify({ id: i, text: 'y'.repeat(n * 37) }));
+    return {
+      key: n === 3 ? null : Buffer.from(`key-${seed}-${i}`),
+      value,
+      headers: n % 2 === 0 ? { trace: Buffer.from(`t${i}`), empty: Buffer.alloc(0) } : {},
+    };
+  });
+}
+
+/** One partition's record set (int32 size, then the batches) as a fetch answer carries it. */
+async function recordSet(
+  codec: number,
+  batches: readonly Plain[][],
+  firstOffset = 100,
+): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  let offset = firstOffset;
+  for (const plain of batches) {
+    const records = plain.map((r, i) =>
+      Record({ offsetDelta: i, timestampDelta: i, key: r.key, value: r.value, headers: r.headers }),
+    );
+    const batch = await RecordBatch({
+      compression: codec,
+      firstOffset: BigInt(offset),
+      firstTimestamp: 1_700_000_000_000,
+      lastOffsetDelta: plain.length - 1,
+      records,
+    });
+    parts.push(batch.buffer);
+    offset += plain.length;
+  }
+  const body = Buffer.concat(parts);
+  const size = Buffer.alloc(4);
+  size.writeInt32BE(body.length);
+  return Buffer.concat([size, body]);
+}
+
+async function ferryDecode(set: Buffer, fetchOffset: bigint | undefined, budgetBytes: number) {
+  const budget = new DecompressionBudget(budgetBytes);
+  const records = await decodePartitionRecords(
+    new KafkajsDecoderClass(set),
+    fetchOffset,
+    budget,
+    limits,
+  );
+  return { records, budget };
+}
+
+async function kafkajsDecode(set: Buffer): Promise<KafkajsRecord[]> {
+  const decoder = new KafkajsDecoderClass(set.subarray(4));
+  const records: KafkajsRecord[] = [];
+  while (decoder.canReadBytes(49)) {
+    for (const record of (await kafkajsBatchDecoder(decoder)).records) records.push(record);
+  }
+  return records;
+}
+
+/** Compares ferry's record with kafkajs's: equal, or a stand-in of it when over the limit. */
+function assertSame(ours: KafkajsRecord, theirs: KafkajsRecord | undefined, what: string): void {
+  const value = theirs?.value as Buffer | null;
+  if (value === null || value.length <= limits.wholeRecordMaxBytes) {
+    assert.deepEqual(ours, theirs, what);
+    return;
+  }
+  const { [MARKER]: marker, ...headers } = ours.headers as Record<string, Buffer>;
+  const text = marker?.toString() ?? '';
+  assert.ok(text.startsWith(PREFIX), `${what}: a stand-in`);
+  const [recordBytes, valueBytes] = text.slice(PREFIX.length).split(':').map(Number);
+  assert.equal(valueBytes, value.length, `${what}: the value's length`);
+  assert.ok(Number(recordBytes) > value.length, `${what}: the record's length`);
+  assert.equal(ours.value, null, `${what}: no value`);
+  assert.deepEqual({ ...ours, headers, value }, theirs, `${what}: all else as kafkajs`);
+}
+
+for (const [name, codec] of Object.entries(CODECS)) {
+  test(`${name}: records as kafkajs decodes them, stand-ins for those over the limit`, async () => {
+    const batches = [plainRecords(40, 1), plainRecords(3, 2), plainRecords(25, 3)];
+    const set = await recordSet(codec, batches);
+    const theirs = await kafkajsDecode(set);
+    const { records, budget } = await ferryDecode(set, undefined, 1024 * 1024 * 1024);
+    assert.equal(records.length, theirs.length);
+    assert.equal(budget.cut, false);
+    if (codec === 0) {
+      // Uncompressed batches are bounded by the wire and decoded by kafkajs itself.
+      assert.deepEqual(records, theirs);
+      return;
+    }
+    for (const [i, record] of records.entries()) assertSame(record, theirs[i], `record ${i}`);
+  });
+}
+
+for (const codec of [1, 2, 3, 4]) {
+  test(`codec ${codec}: nothing before the fetch offset, from inside a batch`, async () => {
+    const batches = [plainRecords(30, 4), plainRecords(30, 5)];
+    const set = await recordSet(codec, batches);
+    const theirs = await kafkajsDecode(set);
+    for (const fetchOffset of [100n, 101n, 117n, 129n, 130n, 145n, 159n, 160n]) {
+      const { records } = await ferryDecode(set, fetchOffset, 1024 * 1024 * 1024);
+      const expected = theirs.filter((r) => BigInt(String(r.offset)) >= fetchOffset);
+      assert.deepEqual(
+        records.map((r) => r.offset),
+        expected.map((r) => r.offset),
+        `from ${fetchOffset}`,
+      );
+    }
+  });
+
+  test(`codec ${codec}: a budget cuts the records and fetching again from the cut reads each once`, async () => {
+    const batches = [plainRecords(30, 6), plainRecords(30, 7), plainRecords(30, 8)];
+    const set = await recordSet(codec, batches);
+    const theirs = (await kafkajsDecode(set)).map((r) => String(r.offset));
+    // A budget of about five small records: many fetches, each from where the last ended.
+    const budget = 5 * (RECORD_OVERHEAD_BYTES + 300);
+    const read: string[] = [];
+    let next = 100n;
+    for (let fetches = 0; fetches < 200 && next < 190n; fetches++) {
+      const { records } = await ferryDecode(set, next, budget);
+      assert.ok(records.length > 0, `a fetch from ${next} keeps at least one record`);
+      for (const record of records) read.push(String(record.offset));
+      next = BigInt(String(records.at(-1)?.offset)) + 1n;
+    }
+    assert.deepEqual(read, theirs, 'every record once, in order');
+  });
+}
+
+test('a spent budget leaves the later partitions of the answer for the next fetch', async () => {
+  const set = await recordSet(4, [plainRecords(20, 9)]);
+  const budget = new DecompressionBudget(2 * RECORD_OVERHEAD_BYTES);
+  const first = await decodePartitionRecords(new KafkajsDecoderClass(set), 100n, budget, limits);
+  assert.ok(first.length >= 1 && first.length < 20, `${first.length} kept`);
+  const second = await decodePartitionRecords(new KafkajsDecoderClass(set), 100n, budget, limits);
+  assert.deepEqual(second, [], 'nothing of a partition once the answer is spent');
+});
