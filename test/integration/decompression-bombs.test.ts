@@ -8,14 +8,9 @@
  * limit, and grows by less than one bomb over what it reached before the bombs.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { test } from 'node:test';
-import { promisify } from 'node:util';
 import { boundedDecodingCounts } from '../../src/kafka/bounded-fetch.ts';
-import { findTool } from '../deploy/external-tools.ts';
 import { smsOperation } from '../fixtures/operations.ts';
 import {
   command,
@@ -28,40 +23,19 @@ import {
 } from '../helpers/ferry.ts';
 import { spawnFerry, waitForLog } from '../helpers/ferry-process.ts';
 import { entrypoint, imageEnv, imageLayout } from '../helpers/image-layout.ts';
-import { testBrokers } from '../helpers/kafka.ts';
+import {
+  BASE_MEMORY_LIMIT_MIB,
+  BOMB_CODECS,
+  BOMB_TOPIC_MAX_MESSAGE_BYTES,
+  KcatFiles,
+  kcatFilesBatch,
+  peakRssMiB,
+} from '../helpers/kcat-bombs.ts';
 
-const CODECS = ['gzip', 'snappy', 'lz4', 'zstd'] as const;
 const COMMAND_MAX_BYTES = 1024 * 1024;
 /** Each bomb's value: 100 times the command limit. */
 const BOMB_BYTES = 100 * COMMAND_MAX_BYTES;
 const BOMBS_PER_BATCH = 2;
-/** deploy/k8s/base: the container's memory limit. */
-const BASE_MEMORY_LIMIT_MIB = 288;
-const execFileAsync = promisify(execFile);
-
-/**
- * One batch with kcat, in `codec`: each file one record, all keyed `key`. kcat reads a
- * file as one value (its line mode is far too slow for 100 MiB lines).
- */
-async function kcatBatch(topic: string, codec: string, key: string, files: readonly string[]) {
-  const { stderr } = await execFileAsync(
-    findTool('kcat'),
-    [
-      ...['-P', '-b', testBrokers().join(','), '-t', topic, '-p', '0', '-z', codec, '-k', key],
-      // One batch for all of it: librdkafka sizes batches before compressing.
-      ...['-X', 'message.max.bytes=1000000000', '-X', 'batch.size=1000000000'],
-      ...['-X', 'linger.ms=1000', ...files],
-    ],
-    { timeout: 120_000 },
-  );
-  return stderr;
-}
-
-function peakRssMiB(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kib = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1]);
-  return kib / 1024;
-}
 
 test('a batch of values decompressing to 100x the command limit, in every codec from kcat: too_large each, the rest flows, peak RSS bounded', async (t) => {
   const emulator = await startEmulator(t);
@@ -73,7 +47,7 @@ test('a batch of values decompressing to 100x the command limit, in every codec 
       topic: topics.commands,
       partitions: 1,
       replicationFactor: 1,
-      config: { 'max.message.bytes': String(16 * 1024 * 1024) },
+      config: { 'max.message.bytes': String(BOMB_TOPIC_MAX_MESSAGE_BYTES) },
     },
   ]);
   // An in-process ferry creates the other topics and stops.
@@ -96,26 +70,22 @@ test('a batch of values decompressing to 100x the command limit, in every codec 
   const peakBefore = peakRssMiB(pid);
   const topic = setup.topics.commands;
 
-  const dir = mkdtempSync(join(tmpdir(), 'ferry-bombs-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const bombFile = join(dir, 'bomb');
-  writeFileSync(bombFile, Buffer.alloc(BOMB_BYTES, 'a'));
+  const files = new KcatFiles(t);
+  const bombFile = files.bomb(BOMB_BYTES);
   let id = 41_000;
   const valid = new Map<number, string>();
   const batches: string[] = [];
   const smsFile = (codec: string) => {
     const n = ++id;
     valid.set(n, codec);
-    const file = join(dir, String(n));
-    writeFileSync(file, JSON.stringify(smsOperation(n, { sms_message: `${codec} ${n}` })));
-    return file;
+    return files.sms(n, { sms_message: `${codec} ${n}` });
   };
-  for (const codec of CODECS) {
-    const files = [smsFile(codec)];
-    for (let i = 0; i < BOMBS_PER_BATCH; i++) files.push(bombFile, smsFile(codec));
+  for (const codec of BOMB_CODECS) {
+    const batch = [smsFile(codec)];
+    for (let i = 0; i < BOMBS_PER_BATCH; i++) batch.push(bombFile, smsFile(codec));
     const key = `batch-${codec}`;
     batches.push(key);
-    await kcatBatch(topic, codec, key, files);
+    await kcatFilesBatch(topic, 0, codec, key, batch);
   }
   // Then plain commands from kafkajs: the partition moved on past the bombs.
   const after = [++id, ++id, ++id];
@@ -125,7 +95,7 @@ test('a batch of values decompressing to 100x the command limit, in every codec 
     after.map((n) => command(topic, smsOperation(n))),
   );
 
-  const bombs = CODECS.length * BOMBS_PER_BATCH;
+  const bombs = BOMB_CODECS.length * BOMBS_PER_BATCH;
   const total = valid.size + bombs;
   const results = await readRecords(t, setup.topics.results, total, {
     timeoutMs: 120_000,
@@ -169,17 +139,12 @@ test('a batch decompressing to more than one fetch answer may keep is read in sl
     FERRY_TOPIC_PARTITIONS: '1',
     FERRY_MAX_BYTES_IN_FLIGHT: String(256 * 1024),
   });
-  const dir = mkdtempSync(join(tmpdir(), 'ferry-slices-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const files = new KcatFiles(t);
   const ids = Array.from({ length: 40 }, (_, i) => 52_000 + i);
-  const files = ids.map((n) => {
-    const file = join(dir, String(n));
-    // 60 KB each, 2.4 MB in all, a few KB on the wire.
-    writeFileSync(file, JSON.stringify(smsOperation(n, { note: 'z'.repeat(60_000) })));
-    return file;
-  });
+  // 60 KB each, 2.4 MB in all, a few KB on the wire.
+  const batch = ids.map((n) => files.sms(n, { note: 'z'.repeat(60_000) }));
   const cutsBefore = boundedDecodingCounts.cuts;
-  await kcatBatch(ferry.topics.commands, 'zstd', 'slices', files);
+  await kcatFilesBatch(ferry.topics.commands, 0, 'zstd', 'slices', batch);
 
   const results = await readRecords(t, ferry.topics.results, ids.length, { settleMs: 1000 });
   assert.deepEqual(

@@ -1,0 +1,77 @@
+/**
+ * Decompression bombs written by a producer ferry did not write: kcat (librdkafka) puts
+ * files in one record batch of a codec, each file one record. A bomb is a value of one
+ * repeated byte, 100 times the command limit once decompressed and a few hundred KB (or
+ * for Snappy, which expands at most ~21 times, a few MB) on the wire.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestContext } from 'node:test';
+import { promisify } from 'node:util';
+import { findTool } from '../deploy/external-tools.ts';
+import { smsOperation } from '../fixtures/operations.ts';
+import { testBrokers } from './kafka.ts';
+
+const execFileAsync = promisify(execFile);
+
+export const BOMB_CODECS = ['gzip', 'snappy', 'lz4', 'zstd'] as const;
+/** The commands topic takes batches this large, for two Snappy bombs of 100 MiB (~10 MB). */
+export const BOMB_TOPIC_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+/** deploy/k8s/base: the container's memory limit. */
+export const BASE_MEMORY_LIMIT_MIB = 288;
+
+/**
+ * One batch with kcat into `partition`, in `codec`: each file one record, all keyed
+ * `key`. kcat reads a file as one value (its line mode is far too slow for 100 MiB lines).
+ */
+export async function kcatFilesBatch(
+  topic: string,
+  partition: number,
+  codec: string,
+  key: string,
+  files: readonly string[],
+): Promise<void> {
+  await execFileAsync(
+    findTool('kcat'),
+    [
+      ...['-P', '-b', testBrokers().join(','), '-t', topic, '-p', String(partition)],
+      ...['-z', codec, '-k', key],
+      // One batch for all of it: librdkafka sizes batches before compressing.
+      ...['-X', 'message.max.bytes=1000000000', '-X', 'batch.size=1000000000'],
+      ...['-X', 'linger.ms=1000', ...files],
+    ],
+    { timeout: 120_000 },
+  );
+}
+
+/** A folder of files for kcat, removed after the test. */
+export class KcatFiles {
+  readonly dir: string;
+
+  constructor(t: TestContext) {
+    this.dir = mkdtempSync(join(tmpdir(), 'ferry-kcat-'));
+    t.after(() => rmSync(this.dir, { recursive: true, force: true }));
+  }
+
+  /** A file of `bytes` bytes of one repeated byte. */
+  bomb(bytes: number): string {
+    const file = join(this.dir, `bomb-${bytes}`);
+    writeFileSync(file, Buffer.alloc(bytes, 'a'));
+    return file;
+  }
+
+  /** A file holding a valid SMS command with id `id` (and `fields` added). */
+  sms(id: number, fields: Record<string, unknown> = {}): string {
+    const file = join(this.dir, String(id));
+    writeFileSync(file, JSON.stringify(smsOperation(id, fields)));
+    return file;
+  }
+}
+
+/** A process's peak resident memory (VmHWM), MiB. */
+export function peakRssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1]) / 1024;
+}
