@@ -193,3 +193,14 @@ test('a spent budget leaves the later partitions of the answer for the next fetc
   const second = await decodePartitionRecords(new KafkajsDecoderClass(set), 100n, budget, limits);
   assert.deepEqual(second, [], 'nothing of a partition once the answer is spent');
 });
+
+test("kafkajs's own decoding holds a whole decompressed value, ferry's none of it", async () => {
+  const value = Buffer.alloc(20 * 1024 * 1024, 'a');
+  const set = await recordSet(1, [[{ key: Buffer.from('k'), value, headers: {} }]]);
+  assert.ok(set.length < 100_000, `${set.length} bytes on the wire`);
+  const [theirs] = await kafkajsDecode(set);
+  assert.equal((theirs?.value as Buffer).length, value.length, 'kafkajs: 20 MiB in memory');
+  const { records } = await ferryDecode(set, undefined, 8 * 1024 * 1024);
+  assert.equal(records[0]?.value, null, 'ferry: a stand-in');
+  assert.ok((records[0]?.headers as Record<string, Buffer>)[MARKER], 'marked');
+});
