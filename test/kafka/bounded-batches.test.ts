@@ -199,8 +199,8 @@ test("kafkajs's own decoding holds a whole decompressed value, ferry's none of i
   const set = await recordSet(1, [[{ key: Buffer.from('k'), value, headers: {} }]]);
   assert.ok(set.length < 100_000, `${set.length} bytes on the wire`);
   const [theirs] = await kafkajsDecode(set);
-  assert.equal((theirs?.value as Buffer).length, value.length, 'kafkajs: 20 MiB in memory');
+  assert.equal((theirs?.value as Buffer | undefined)?.length, value.length, 'kafkajs: 20 MiB held');
   const { records } = await ferryDecode(set, undefined, 8 * 1024 * 1024);
   assert.equal(records[0]?.value, null, 'ferry: a stand-in');
-  assert.ok((records[0]?.headers as Record<string, Buffer>)[MARKER], 'marked');
+  assert.ok((records[0]?.headers as Record<string, Buffer> | undefined)?.[MARKER], 'marked');
 });
