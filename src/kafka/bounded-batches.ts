@@ -157,11 +157,10 @@ async function decodeCompressedBatch(
     magicByte,
   };
   const count = batch.readInt32();
-  const base = BigInt(firstOffset);
-  // Wholly before the fetch offset: kafkajs would drop every record of it.
-  if (count <= 0 || (fetchOffset !== undefined && base + BigInt(lastOffsetDelta) < fetchOffset)) {
-    return { records: [], cut: false };
-  }
+  // Records with a smaller offset delta are before the fetch offset: kafkajs would drop them.
+  const firstWanted = fetchOffset === undefined ? 0n : fetchOffset - BigInt(firstOffset);
+  if (count <= 0 || firstWanted > BigInt(lastOffsetDelta)) return { records: [], cut: false };
+  const firstWantedDelta = Number(firstWanted);
   const splitter = new RecordSplitter(limits);
   const records: KafkajsRecord[] = [];
   let seen = 0;
@@ -170,7 +169,7 @@ async function decodeCompressedBatch(
       for (const piece of splitter.push(chunk)) {
         if (seen === count) break;
         seen += 1;
-        if (fetchOffset !== undefined && base + BigInt(piece.offsetDelta) < fetchOffset) continue;
+        if (piece.offsetDelta < firstWantedDelta) continue;
         if (!budget.admit(piece.body.length)) return { records, cut: true };
         if (piece.oversizedBytes !== undefined) boundedDecodingCounts.standIns += 1;
         records.push(recordDecoder(new KafkajsDecoderClass(piece.body), context));

@@ -119,35 +119,40 @@ export function zigzagVarint(value: number): Buffer {
   return Buffer.from(out);
 }
 
-/** The offset delta of a whole record's body (after attributes and the timestamp delta). */
-function offsetDeltaOf(body: Buffer): number {
-  const cursor = new Cursor();
-  cursor.chunk = body;
-  const read = (function* () {
-    yield* skipBytes(cursor, 1);
-    yield* readRawVarint(cursor, 10);
-    return (yield* readZigzag(cursor)).value;
-  })();
-  const step = read.next();
-  if (!step.done) throw new RecordSplitError('a record ends before its offset delta');
-  return step.value;
+/**
+ * A zigzag varint of at most `maxBytes` at `at` when all of it is there: [value, next
+ * position], or undefined when the bytes end first.
+ */
+function peekZigzag(bytes: Uint8Array, at: number, maxBytes: number): [number, number] | undefined {
+  let value = 0;
+  let scale = 1;
+  for (let i = 0; i < maxBytes; i++) {
+    if (at + i >= bytes.length) return undefined;
+    const byte = bytes[at + i] ?? 0;
+    value += (byte & 0x7f) * scale;
+    if ((byte & 0x80) === 0) return [unzigzag(value), at + i + 1];
+    scale *= 128;
+  }
+  throw new RecordSplitError('a varint runs past its longest form');
 }
 
-function* readRecords(
-  cursor: Cursor,
-  limits: SplitterLimits,
-  emit: (record: SplitRecord) => void,
-): Read<never> {
-  for (;;) {
-    const length = (yield* readZigzag(cursor)).value;
-    if (length < 0) throw new RecordSplitError(`a record of negative length ${length}`);
-    if (length <= limits.wholeRecordMaxBytes) {
-      const body = yield* readBytes(cursor, length);
-      emit({ body, offsetDelta: offsetDeltaOf(body) });
-      continue;
-    }
-    emit(yield* readOversized(cursor, length, limits));
+/** The offset delta of a whole record's body (after attributes and the timestamp delta). */
+function offsetDeltaOf(body: Uint8Array): number {
+  const timestamp = peekZigzag(body, 1, 10);
+  const offset = timestamp && peekZigzag(body, timestamp[1], 5);
+  if (offset === undefined) throw new RecordSplitError('a record ends before its offset delta');
+  return offset[0];
+}
+
+/** Reads one record that did not fit in what was there when it began. */
+function* readRecord(cursor: Cursor, limits: SplitterLimits): Read<SplitRecord> {
+  const length = (yield* readZigzag(cursor)).value;
+  if (length < 0) throw new RecordSplitError(`a record of negative length ${length}`);
+  if (length <= limits.wholeRecordMaxBytes) {
+    const body = yield* readBytes(cursor, length);
+    return { body, offsetDelta: offsetDeltaOf(body) };
   }
+  return yield* readOversized(cursor, length, limits);
 }
 
 function* readOversized(cursor: Cursor, length: number, limits: SplitterLimits): Read<SplitRecord> {
@@ -219,23 +224,49 @@ function* readOversized(cursor: Cursor, length: number, limits: SplitterLimits):
  */
 export class RecordSplitter {
   readonly #cursor = new Cursor();
-  readonly #reader: Read<never>;
-  readonly #records: SplitRecord[] = [];
-  #started = false;
+  readonly #limits: SplitterLimits;
+  /** The record being read across chunks, if any. */
+  #pending: Read<SplitRecord> | undefined;
 
   constructor(limits: SplitterLimits) {
-    this.#reader = readRecords(this.#cursor, limits, (record) => this.#records.push(record));
+    this.#limits = limits;
   }
 
-  /** Adds the next chunk; returns the records completed by it (and takes them out). */
+  /** Adds the next chunk; returns the records completed by it. */
   push(chunk: Uint8Array): SplitRecord[] {
-    this.#cursor.chunk = chunk;
-    this.#cursor.pos = 0;
-    if (!this.#started) {
-      this.#started = true;
-      this.#reader.next();
+    const cursor = this.#cursor;
+    cursor.chunk = chunk;
+    cursor.pos = 0;
+    const records: SplitRecord[] = [];
+    while (cursor.available > 0) {
+      if (this.#pending === undefined) {
+        // Most records lie whole in one chunk: read those without the resumable reader.
+        const whole = this.#wholeAt(chunk, cursor.pos);
+        if (whole !== undefined) {
+          records.push(whole.record);
+          cursor.pos = whole.end;
+          continue;
+        }
+        this.#pending = readRecord(cursor, this.#limits);
+      }
+      const step = this.#pending.next();
+      if (step.done) {
+        records.push(step.value);
+        this.#pending = undefined;
+      }
     }
-    while (this.#cursor.available > 0) this.#reader.next();
-    return this.#records.splice(0, this.#records.length);
+    return records;
+  }
+
+  #wholeAt(chunk: Uint8Array, at: number): { record: SplitRecord; end: number } | undefined {
+    const length = peekZigzag(chunk, at, 5);
+    if (length === undefined) return undefined;
+    const [size, start] = length;
+    if (size < 0 || size > this.#limits.wholeRecordMaxBytes || start + size > chunk.length) {
+      return undefined;
+    }
+    // A copy: chunks may be reused for the next piece of the batch.
+    const body = Buffer.from(chunk.subarray(start, start + size));
+    return { record: { body, offsetDelta: offsetDeltaOf(body) }, end: start + size };
   }
 }
