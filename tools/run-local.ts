@@ -1,15 +1,18 @@
 /**
  * `make run`: the gateway emulator and ferry wired to each other and to the local
- * broker that `make kafka-up` started, with ferry's logs on stdout. Ctrl-C stops
- * both (ferry first, so it drains and commits). Every FERRY_* / EMULATOR_*
- * variable set in the environment overrides the local default below.
+ * broker that `make kafka-up` started, with ferry's logs on stdout, made readable by
+ * pino-pretty (`RUN_LOGS=json` keeps ferry's JSON lines). Ctrl-C stops both (ferry
+ * first, so it drains and commits). Every FERRY_* / EMULATOR_* variable set in the
+ * environment overrides the local default below.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { prettyLogLines } from './pretty-logs.ts';
 
 const emulatorPort = process.env.EMULATOR_PORT ?? '8090';
 const httpPort = process.env.FERRY_HTTP_PORT ?? '8080';
+const opsPort = process.env.FERRY_OPS_PORT ?? '8081';
 const grpcPort = process.env.FERRY_GRPC_PORT ?? '50051';
 // Local-only secrets: the emulator and ferry on loopback share them.
 const apiKey = process.env.FERRY_API_KEY ?? 'local-dev-key';
@@ -17,6 +20,8 @@ const callbackToken = process.env.FERRY_CALLBACK_TOKEN ?? 'local-callback-token'
 const adminToken = process.env.FERRY_ADMIN_TOKEN ?? 'local-admin-token';
 const emulatorUrl = `http://127.0.0.1:${emulatorPort}`;
 const ferryUrl = `http://127.0.0.1:${httpPort}`;
+const opsUrl = `http://127.0.0.1:${opsPort}`;
+const prettyLogs = process.env.RUN_LOGS !== 'json';
 
 const emulatorEnv = {
   EMULATOR_PORT: emulatorPort,
@@ -33,6 +38,8 @@ const ferryEnv = {
   FERRY_ASYNC_BASE_URL: emulatorUrl,
   FERRY_HTTP_HOST: '127.0.0.1',
   FERRY_HTTP_PORT: httpPort,
+  FERRY_OPS_HOST: '127.0.0.1',
+  FERRY_OPS_PORT: opsPort,
   // The admin API answers this machine only: the local token is no secret, and there is no TLS.
   FERRY_GRPC_HOST: '127.0.0.1',
   FERRY_GRPC_PORT: grpcPort,
@@ -41,11 +48,24 @@ const ferryEnv = {
   FERRY_ADMIN_TOKEN: adminToken,
 };
 
-function start(name: string, script: string, env: Record<string, string>): ChildProcess {
+/** Ends when every prettified stdout has ended, so the last lines of a drain are printed. */
+const logCopies: Promise<void>[] = [];
+
+function start(
+  name: string,
+  script: string,
+  env: Record<string, string>,
+  pretty = false,
+): ChildProcess {
   const child = spawn(process.execPath, ['--disable-warning=TimeoutNegativeWarning', script], {
     env: { ...env, ...process.env },
-    stdio: ['ignore', 'inherit', 'inherit'],
+    stdio: ['ignore', pretty ? 'pipe' : 'inherit', 'inherit'],
   });
+  if (pretty && child.stdout !== null) {
+    logCopies.push(
+      prettyLogLines(child.stdout, process.stdout, { colorize: process.stdout.isTTY === true }),
+    );
+  }
   child.once('exit', (code, signal) => {
     if (!stopping) {
       console.error(`run: ${name} exited (${code ?? signal}); stopping`);
@@ -80,6 +100,7 @@ async function stopAll(code: number): Promise<void> {
     child.kill('SIGTERM');
     await Promise.race([once(child, 'exit'), sleep(40_000)]);
   }
+  await Promise.race([Promise.allSettled(logCopies), sleep(2_000)]);
   process.exit(code);
 }
 
@@ -91,14 +112,14 @@ if (!(await waitForReady(`${emulatorUrl}/__emulator/stats`, 20_000))) {
   console.error('run: the emulator did not start');
   await stopAll(1);
 }
-children.push(start('ferry', 'src/main.ts', ferryEnv));
-if (!(await waitForReady(`${ferryUrl}/readyz`, 60_000))) {
+children.push(start('ferry', 'src/main.ts', ferryEnv, prettyLogs));
+if (!(await waitForReady(`${opsUrl}/readyz`, 60_000))) {
   console.error('run: ferry did not become ready within 60 s');
   await stopAll(1);
 }
 
 console.log(`
-ferry is running: Kafka 127.0.0.1:9092, gateway emulator ${emulatorUrl}, ferry ${ferryUrl} (gRPC :${grpcPort}).
+ferry is running: Kafka 127.0.0.1:9092, gateway emulator ${emulatorUrl}, ferry ${ferryUrl} (callbacks; metrics and health :${opsPort}, gRPC :${grpcPort}).
 
 Send a first SMS and wait for its result (in another terminal):
   FERRY_ADMIN_TOKEN=${adminToken} npx ferryctl send sms --phone 380501234567 --text "Hello from ferry" --sender FERRY
@@ -108,6 +129,6 @@ Or produce the command yourself: key "42", value to topic ferry.commands
 and read ferry.results (result) and ferry.status (delivery status, a moment later).
 
 Operate:  FERRY_ADMIN_TOKEN=${adminToken} npx ferryctl state | balance | pause | resume
-Metrics:  curl ${ferryUrl}/metrics        Health: curl ${ferryUrl}/readyz
+Metrics:  curl ${opsUrl}/metrics        Health: curl ${opsUrl}/readyz
 Stop:     Ctrl-C (then make kafka-down to stop the broker)
 `);
