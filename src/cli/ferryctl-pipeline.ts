@@ -13,6 +13,24 @@ import type { CliIo, Flags } from './ferryctl-flags.ts';
 
 const desiredNames: Record<number, string> = { 1: 'running', 2: 'paused', 3: 'draining' };
 
+type PartitionLag = { readonly partition: number; readonly lag: bigint };
+
+/**
+ * A lag as people read it: the API sends -1 for a partition this replica has fetched
+ * nothing from yet (its wire meaning since v0.1.0), which is not a count of records.
+ */
+export function lagText(lag: bigint): string {
+  return lag < 0n ? 'unknown' : String(lag);
+}
+
+/** The summed lag, naming the partitions it leaves out because their lag is unknown. */
+export function totalLagText(total: bigint, partitions: readonly PartitionLag[]): string {
+  const unknown = partitions.filter((p) => p.lag < 0n).map((p) => p.partition);
+  if (unknown.length === 0) return String(total);
+  const which = unknown.length === 1 ? 'partition' : 'partitions';
+  return `${total} (without ${which} ${unknown.join(', ')}: lag unknown)`;
+}
+
 function pipelineText(state: MessageShape<typeof PipelineStateSchema> | undefined): string {
   if (!state) return 'no state';
   const json = toJson(PipelineStateSchema, state, { alwaysEmitImplicit: true }) as Record<
@@ -22,8 +40,8 @@ function pipelineText(state: MessageShape<typeof PipelineStateSchema> | undefine
   const lines = [
     `running: ${state.running}`,
     `paused: ${state.paused}${state.paused ? ` (${JSON.stringify(json.pauseReasons)})` : ''}`,
-    `partitions: ${state.partitions.map((p) => `${p.partition} (lag ${p.lag})`).join(', ') || 'none'}`,
-    `total lag: ${state.totalLag}`,
+    `partitions: ${state.partitions.map((p) => `${p.partition} (lag ${lagText(p.lag)})`).join(', ') || 'none'}`,
+    `total lag: ${totalLagText(state.totalLag, state.partitions)}`,
     `envelopes in flight: ${state.envelopesInFlight}, queued: ${state.envelopesQueued}`,
     `commands in flight: ${state.commandsInFlight}`,
   ];
@@ -41,7 +59,7 @@ function fleetText(fleet: MessageShape<typeof FleetStateSchema>): string {
     ...fleet.replicas.map((r) => {
       const partitions = r.state?.partitions.map((p) => p.partition).join(',') || 'none';
       const error = r.state?.lastError ? `, last error: ${r.state.lastError}` : '';
-      return `  ${r.id}${r.answering ? ' *' : ''} ${r.version} ${r.state?.phase ?? ''} partitions ${partitions}, lag ${r.state?.totalLag ?? 0n}, envelopes ${r.state?.envelopesInFlight ?? 0}${error}, seen ${r.lastSeen}`;
+      return `  ${r.id}${r.answering ? ' *' : ''} ${r.version} ${r.state?.phase ?? ''} partitions ${partitions}, lag ${totalLagText(r.state?.totalLag ?? 0n, r.state?.partitions ?? [])}, envelopes ${r.state?.envelopesInFlight ?? 0}${error}, seen ${r.lastSeen}`;
     }),
   ];
   if (fleet.replay) {

@@ -9,6 +9,7 @@ import { createAdminHandlers } from '../../src/admin/admin-handlers.ts';
 import { RpcError } from '../../src/admin/admin-status.ts';
 import { AdminService } from '../../src/admin/gen/ferry/admin/v1/admin_pb.ts';
 import { implementService, serviceDefinition } from '../../src/admin/grpc-service.ts';
+import { lagText, totalLagText } from '../../src/cli/ferryctl-pipeline.ts';
 import {
   ADMIN_TOKEN,
   FIXTURE_VERSION,
@@ -77,6 +78,10 @@ describe('ferryctl', async () => {
     assert.equal(human.code, 0, human.stderr);
     assert.match(human.stdout, /paused: true/);
     assert.match(human.stdout, new RegExp(`^version: ${FIXTURE_VERSION}$`, 'm'));
+    // Partition 1 has had no batch fetched: its lag is unknown, not -1 records.
+    assert.match(human.stdout, /^partitions: 0 \(lag 5\), 1 \(lag unknown\), 2 \(lag 7\)$/m);
+    assert.match(human.stdout, /^total lag: 12 \(without partition 1: lag unknown\)$/m);
+    assert.doesNotMatch(human.stdout, /-1/);
     const state = await ferryctl(['state', '--json'], env);
     assert.equal((JSON.parse(state.stdout) as { version?: string }).version, FIXTURE_VERSION);
   });
@@ -248,3 +253,17 @@ async function flakyServer(
   t.after(() => new Promise<void>((resolve) => server.tryShutdown(() => resolve())));
   return `127.0.0.1:${port}`;
 }
+
+test('a lag of -1 reads as unknown, and a total names the partitions it leaves out', () => {
+  assert.equal(lagText(0n), '0');
+  assert.equal(lagText(-1n), 'unknown');
+  assert.equal(totalLagText(3n, [{ partition: 0, lag: 3n }]), '3');
+  assert.equal(
+    totalLagText(3n, [
+      { partition: 0, lag: 3n },
+      { partition: 4, lag: -1n },
+      { partition: 5, lag: -1n },
+    ]),
+    '3 (without partitions 4, 5: lag unknown)',
+  );
+});

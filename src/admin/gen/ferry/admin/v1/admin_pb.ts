@@ -663,7 +663,8 @@ export type PartitionState = Message<"ferry.admin.v1.PartitionState"> & {
   partition: number;
 
   /**
-   * Records behind the last fetched batch; -1 when not known yet.
+   * Records behind the last fetched batch; -1 when not known yet (no batch fetched
+   * from the partition since this replica got it): not a count, show it as unknown.
    *
    * @generated from field: int64 lag = 3;
    */
