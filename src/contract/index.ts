@@ -7,6 +7,7 @@
  */
 export * from './envelope.ts';
 export { type FieldRules, type RuleName, ruleNames } from './field-rules.ts';
+export * from './item-errors.ts';
 export * from './limits.ts';
 export * from './operation-types.ts';
 export { defineSpec, type OperationSpec, operationSpecs } from './operations.ts';

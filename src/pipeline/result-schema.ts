@@ -109,7 +109,8 @@ export const resultSchema: JsonSchema = recordSchema<Result>()(
     code: sometimes({
       type: 'string',
       enum: errorCodes,
-      description: 'The class of the failure, for programs: present whenever `success` is false.',
+      description:
+        "The class of the failure, for programs: present whenever `success` is false. A failed gateway item gets the code of its text when ferry knows the text (`gateway_sender_rejected` for `Error in Alpha-name`, `gateway_invalid_type`, `gateway_insufficient_balance`, `gateway_message_not_found`), else `gateway_item_error`; `error` keeps the gateway's text either way. Later releases may add `gateway_*` codes: read one you do not know as `gateway_item_error`.",
     }),
     field: sometimes({
       type: 'string',

@@ -1,4 +1,9 @@
-import { sendOperationTypes, type Transport } from '../contract/index.ts';
+import {
+  itemErrorCode,
+  sendOperationTypes,
+  specificItemErrorCodes,
+  type Transport,
+} from '../contract/index.ts';
 import type { Command } from './command.ts';
 import type { Delivery, SendOutcome } from './send-outcome.ts';
 
@@ -14,7 +19,10 @@ export type Stage = 'validation' | 'upstream' | 'transport';
  * - `validation`: broke a contract rule, or its record is not a JSON object; never sent
  * - `too_large`: its record is over FERRY_COMMAND_MAX_BYTES; never sent
  * - `internal`: ferry failed on it (a bug); whether it was sent is unknown
- * - `gateway_item_error`: the gateway answered its item with `success` false
+ * - `gateway_item_error`: the gateway answered its item with `success` false, with a text
+ *   that is none of the known ones
+ * - `gateway_sender_rejected`, `gateway_invalid_type`, `gateway_insufficient_balance`,
+ *   `gateway_message_not_found`: the same, for a known text (src/contract/item-errors.ts)
  * - `gateway_rejected`: the gateway refused the whole envelope, or has its id for another message
  * - `access_denied`: the gateway refused the API key (ferry waits instead; kept for readers)
  * - `transport`: gave up after retries, and the gateway never got it (`delivery: unsent`)
@@ -25,6 +33,7 @@ export const errorCodes = [
   'too_large',
   'internal',
   'gateway_item_error',
+  ...specificItemErrorCodes,
   'gateway_rejected',
   'access_denied',
   'transport',
@@ -153,7 +162,7 @@ export function sendResult(
       const result = base(command, item.success, 'upstream', outcome.attempts);
       if (!item.success) {
         result.error = item.error;
-        result.code = 'gateway_item_error';
+        result.code = itemErrorCode(item.error);
         return result;
       }
       const data = item.data;

@@ -83,7 +83,7 @@ test('one envelope mixing valid, invalid and Alpha-name commands gets every resu
   assert.match(String(r2?.error), /^sms_lifetime: /);
   assert.deepEqual(
     [r3?.success, r3?.stage, r3?.error, r3?.code],
-    [false, 'upstream', 'Error in Alpha-name', 'gateway_item_error'],
+    [false, 'upstream', 'Error in Alpha-name', 'gateway_sender_rejected'],
   );
   assert.deepEqual(
     [r4?.success, r4?.stage, r4?.id, r4?.code],

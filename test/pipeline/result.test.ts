@@ -93,8 +93,13 @@ test('failures carry a stable code next to the error text', () => {
   ]);
   assert.deepEqual(
     code({ kind: 'item', item: { success: false, error: 'Error in Alpha-name' }, attempts: 1 }),
-    [false, 'gateway_item_error', 'Error in Alpha-name'],
-    "the gateway's text unchanged",
+    [false, 'gateway_sender_rejected', 'Error in Alpha-name'],
+    "a known text gets its own code, the gateway's text unchanged",
+  );
+  assert.deepEqual(
+    code({ kind: 'item', item: { success: false, error: 'Number blocked' }, attempts: 1 }),
+    [false, 'gateway_item_error', 'Number blocked'],
+    'any other text keeps the generic code',
   );
   assert.deepEqual(code({ kind: 'rejected', error: 'Server busy', attempts: 1 }), [
     false,
