@@ -194,6 +194,7 @@ export class Daemon implements HealthSource {
         status: config.FERRY_TOPIC_STATUS,
         dlq: config.FERRY_TOPIC_DLQ,
         unparsedCallbacks: config.FERRY_TOPIC_UNPARSED_CALLBACKS,
+        control: config.FERRY_TOPIC_CONTROL,
       },
       topicSettings: {
         partitions: config.FERRY_TOPIC_PARTITIONS,
@@ -287,20 +288,9 @@ export class Daemon implements HealthSource {
     const { config } = this.#options;
     this.#callbacks?.start();
     await this.http.start();
-    // Creates missing topics, checks their settings and every permission ferry needs.
+    // Creates missing topics (the control topic compacted, with one partition), checks
+    // their settings and every permission ferry needs.
     await this.#kafkaAccess.run();
-    // The control topic has one partition and is compacted, unlike the others.
-    await this.kafka.ensureTopics([
-      {
-        topic: config.FERRY_TOPIC_CONTROL,
-        // One partition, so every replica reads the control records in one order.
-        partitions: 1,
-        replicationFactor: config.FERRY_TOPIC_REPLICATION_FACTOR,
-        // Compacted: the latest record per key is the state; segments roll every 10
-        // minutes so that the replicas' frequent state records get compacted away.
-        config: { 'cleanup.policy': 'compact', 'segment.ms': '600000' },
-      },
-    ]);
     await this.#statusProducer?.connect();
     this.#kafkaConnected = true;
     // The fleet's desired state applies before the first fetch: a paused fleet stays paused.

@@ -5,24 +5,83 @@
  * nothing a read_committed reader can see.
  */
 import { FerryError } from '../errors.ts';
+import type { AclNeed } from './acl-grants.ts';
 import { kafkaRefusalOf } from './kafka-security.ts';
 import type { Admin, Kafka } from './kafkajs.ts';
 
-/** Runs one probe step: classifies its failure, retries passing errors (KafkaAccessCheck). */
-export type Step = <T>(what: string, action: () => Promise<T>) => Promise<T>;
+/** The grant a refusal of a step calls for, or how to pick it by the refusal's Kafka code. */
+export type NeedOf = AclNeed | ((refusalType: string) => AclNeed | undefined);
+
+/**
+ * Runs one probe step: classifies its failure (a refusal with the grant `need` names),
+ * retries passing errors (KafkaAccessCheck).
+ */
+export type Step = <T>(what: string, action: () => Promise<T>, need?: NeedOf) => Promise<T>;
+
+function topicRead(topic: string): AclNeed {
+  return { resource: 'Topic', name: topic, pattern: 'literal', operations: ['Read'] };
+}
 
 /**
  * A member of a throwaway group fetches `topics` once (Group READ, Topic READ), then
  * the group is deleted (Group DELETE), as the dead-letter replay does with its readers.
+ * Kafka's refusal of a topic does not say which one: only then each is read alone, to
+ * name it.
  */
 export async function probeReading(
   kafka: Kafka,
   admin: Admin,
   step: Step,
-  probe: { readonly groupId: string; readonly topics: readonly string[] },
+  probe: {
+    readonly groupId: string;
+    readonly topics: readonly string[];
+    /** The grant the group's join needs. */
+    readonly groupNeed: AclNeed;
+    readonly groupDeleteNeed: AclNeed;
+  },
 ): Promise<void> {
+  const what = `reading ${probe.topics.join(', ')} as a member of group ${probe.groupId}`;
+  const alone = probe.topics.length === 1 ? probe.topics[0] : undefined;
+  try {
+    await step(
+      what,
+      () => readOnce(kafka, probe.groupId, probe.topics),
+      (type) => {
+        if (type.startsWith('GROUP_')) return probe.groupNeed;
+        return alone === undefined ? undefined : topicRead(alone);
+      },
+    );
+  } catch (error: unknown) {
+    // The step's FerryError keeps Kafka's own error as its cause.
+    const refused = kafkaRefusalOf(error instanceof Error ? error.cause : error);
+    if (alone !== undefined || refused?.detail !== 'TOPIC_AUTHORIZATION_FAILED') {
+      throw error;
+    }
+    await probeGroupDeletion(
+      admin,
+      step,
+      probe.groupId,
+      'the probe reader group',
+      probe.groupDeleteNeed,
+    );
+    for (const topic of probe.topics) {
+      await probeReading(kafka, admin, step, { ...probe, topics: [topic] });
+    }
+    throw error;
+  }
+  await probeGroupDeletion(
+    admin,
+    step,
+    probe.groupId,
+    'the dead-letter replay reader group',
+    probe.groupDeleteNeed,
+  );
+}
+
+/** One fetch of `topics` by a member of `groupId`, which never commits. */
+async function readOnce(kafka: Kafka, groupId: string, topics: readonly string[]): Promise<void> {
   const consumer = kafka.consumer({
-    groupId: probe.groupId,
+    groupId,
     readUncommitted: false,
     maxWaitTimeInMs: 100,
     maxBytes: 1024,
@@ -37,16 +96,13 @@ export async function probeReading(
   });
   fetched.catch(() => undefined);
   try {
-    await step(`reading ${probe.topics.join(' and ')}`, async () => {
-      await consumer.connect();
-      await consumer.subscribe({ topics: [...probe.topics], fromBeginning: false });
-      await consumer.run({ autoCommit: false, eachBatch: async () => undefined });
-      await fetched;
-    });
+    await consumer.connect();
+    await consumer.subscribe({ topics: [...topics], fromBeginning: false });
+    await consumer.run({ autoCommit: false, eachBatch: async () => undefined });
+    await fetched;
   } finally {
     await consumer.disconnect().catch(() => undefined);
   }
-  await probeGroupDeletion(admin, step, probe.groupId, 'the dead-letter replay reader group');
 }
 
 /**
@@ -58,14 +114,19 @@ export async function probeGroupDeletion(
   step: Step,
   groupId: string,
   what: string,
+  need: AclNeed,
 ): Promise<void> {
-  await step(`deleting ${what}`, async () => {
-    try {
-      await admin.deleteGroups([groupId]);
-    } catch (error: unknown) {
-      if (kafkaRefusalOf(error)) throw error;
-    }
-  });
+  await step(
+    `deleting ${what} ${groupId}`,
+    async () => {
+      try {
+        await admin.deleteGroups([groupId]);
+      } catch (error: unknown) {
+        if (kafkaRefusalOf(error)) throw error;
+      }
+    },
+    need,
+  );
 }
 
 /**
@@ -79,25 +140,33 @@ export async function probeGroupDeletion(
 export async function probeTransactionalIds(
   kafka: Kafka,
   step: Step,
-  transactionalIds: readonly { readonly id: string; readonly what: string }[],
+  transactionalIds: readonly {
+    readonly id: string;
+    readonly what: string;
+    readonly need: AclNeed;
+  }[],
 ): Promise<void> {
-  for (const { id, what } of transactionalIds) {
+  for (const { id, what, need } of transactionalIds) {
     const producer = kafka.producer({
       transactionalId: id,
       idempotent: true,
       maxInFlightRequests: 1,
       retry: { retries: 1 },
     });
-    await step(`initialising ${what}`, async () => {
-      try {
-        await producer.connect();
-        // Nothing is added, so the abort stays local; the begin sent InitProducerId.
-        const transaction = await producer.transaction();
-        await transaction.abort();
-      } finally {
-        await producer.disconnect().catch(() => undefined);
-      }
-    });
+    await step(
+      `initialising ${what} ${id}`,
+      async () => {
+        try {
+          await producer.connect();
+          // Nothing is added, so the abort stays local; the begin sent InitProducerId.
+          const transaction = await producer.transaction();
+          await transaction.abort();
+        } finally {
+          await producer.disconnect().catch(() => undefined);
+        }
+      },
+      need,
+    );
   }
 }
 
@@ -134,23 +203,33 @@ export async function probeTopicWrites(
   try {
     for (const { topic, maxMessageBytes } of topics) {
       if (maxMessageBytes === undefined || maxMessageBytes > PROBE_MAX_BYTES) continue;
-      await step(`writing to ${topic}`, async () => {
-        await producer.connect();
-        try {
-          await producer.send({
-            topic,
-            acks: -1,
-            messages: [{ partition: 0, key: null, value: Buffer.alloc(maxMessageBytes + 1) }],
-          });
-        } catch (error: unknown) {
-          if (!isTooLarge(error)) throw error;
-          return;
-        }
-        throw new FerryError(
-          'internal',
-          `the write probe of ${topic} was accepted although it is over max.message.bytes`,
-        );
-      });
+      const need: AclNeed = {
+        resource: 'Topic',
+        name: topic,
+        pattern: 'literal',
+        operations: ['Write'],
+      };
+      await step(
+        `writing to ${topic}`,
+        async () => {
+          await producer.connect();
+          try {
+            await producer.send({
+              topic,
+              acks: -1,
+              messages: [{ partition: 0, key: null, value: Buffer.alloc(maxMessageBytes + 1) }],
+            });
+          } catch (error: unknown) {
+            if (!isTooLarge(error)) throw error;
+            return;
+          }
+          throw new FerryError(
+            'internal',
+            `the write probe of ${topic} was accepted although it is over max.message.bytes`,
+          );
+        },
+        need,
+      );
     }
   } finally {
     await producer.disconnect().catch(() => undefined);

@@ -11,8 +11,9 @@ import { randomUUID } from 'node:crypto';
 import type { KafkaSecurity } from '../config/kafka-security.ts';
 import { FerryError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
+import { type AclNeed, aclRefusal, principalOf } from './acl-grants.ts';
 import { registerCompressionCodecs } from './compression.ts';
-import { kafkaConnection, kafkaError } from './kafka-security.ts';
+import { kafkaConnection, kafkaError, kafkaRefusalOf } from './kafka-security.ts';
 import { type Admin, type Consumer, Kafka, logLevel, type Producer } from './kafkajs.ts';
 import { kafkaLogCreator } from './kafkajs-adapters.ts';
 
@@ -141,7 +142,16 @@ export class ControlTopic {
       await Promise.race([this.applied(end - 1), crashedAtStart]);
     } catch (error: unknown) {
       await this.stop();
-      throw kafkaError(error, `following the control topic ${topic} failed`);
+      const what = `following the control topic ${topic} failed`;
+      const need: AclNeed = kafkaRefusalOf(error)?.detail.startsWith('GROUP_')
+        ? {
+            resource: 'Group',
+            name: this.#options.groupPrefix,
+            pattern: 'prefixed',
+            operations: ['Read'],
+          }
+        : { resource: 'Topic', name: topic, pattern: 'literal', operations: ['Read'] };
+      throw this.#refusal(error, need, what) ?? kafkaError(error, what);
     }
   }
 
@@ -197,8 +207,21 @@ export class ControlTopic {
       if (!meta?.baseOffset) throw new Error('the broker returned no offset');
       return Number(meta.baseOffset);
     } catch (error: unknown) {
-      throw kafkaError(error, `writing to the control topic failed (${key})`);
+      const { topic } = this.#options;
+      const what = `writing to the control topic failed (${key})`;
+      const need: AclNeed = {
+        resource: 'Topic',
+        name: topic,
+        pattern: 'literal',
+        operations: ['Write'],
+      };
+      throw this.#refusal(error, need, what) ?? kafkaError(error, what);
     }
+  }
+
+  /** A refused ACL named with its grant; undefined for any other failure. */
+  #refusal(error: unknown, need: AclNeed, what: string): FerryError | undefined {
+    return aclRefusal(error, need, principalOf(this.#options.security), what);
   }
 
   /** Stops following, deletes the follower's group, disconnects. Idempotent. */

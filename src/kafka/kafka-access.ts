@@ -4,14 +4,16 @@
  * or a missing ACL stops the start with one error naming it instead of failing later in
  * the middle of a batch (or, for the dead-letter replay, days later).
  *
- * What each probe exercises (docs/kafka-security.md has the ACL table):
+ * Each refusal names the resource, the operation and the `kafka-acls.sh` line that grants
+ * it (acl-grants.ts). What each probe exercises (docs/kafka-security.md has the ACL table):
  * - connecting: TLS and SASL;
  * - listing, creating (only when missing) and describing the topics: Topic DESCRIBE
- *   (CREATE only for topics that do not exist yet), Topic DESCRIBE_CONFIGS;
+ *   (CREATE only for topics that do not exist yet), Topic DESCRIBE_CONFIGS; a topic the
+ *   listing hides is asked for alone, which tells a missing topic from a missing grant;
  * - the committed offsets of ferry's group and of the replay's progress group: Group
  *   DESCRIBE, which READ implies;
- * - a throwaway member of a replay reader group that fetches the commands and
- *   dead-letter topics and is deleted: Group READ and DELETE on the replay prefix, Topic
+ * - a throwaway member of a replay reader group that fetches the commands, dead-letter
+ *   and control topics and is deleted: Group READ and DELETE on the replay prefix, Topic
  *   READ;
  * - aborted transactions under `${clientId}-`, each adding one topic ferry writes
  *   transactionally: TransactionalId WRITE, Topic WRITE. The aborted probe records are
@@ -23,13 +25,15 @@ import type { KafkaSecurity } from '../config/kafka-security.ts';
 import { FerryError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import {
+  type NeedOf,
   probeGroupDeletion,
   probeReading,
   probeTopicWrites,
   probeTransactionalIds,
   type Step,
 } from './access-probes.ts';
-import { kafkaConnection, kafkaError } from './kafka-security.ts';
+import { type AclNeed, aclCommand, missingAcl, principalOf } from './acl-grants.ts';
+import { kafkaConnection, kafkaError, kafkaRefusalOf } from './kafka-security.ts';
 import kafkajs, {
   type Admin,
   Kafka,
@@ -39,10 +43,16 @@ import kafkajs, {
 } from './kafkajs.ts';
 import { createTopicsAndWait } from './topic-leaders.ts';
 import {
+  createTopicCommand,
+  describeGrant,
+  type FerryTopics,
+  type TopicNeed,
+  topicNeeds,
+} from './topic-needs.ts';
+import {
   type ExpectedTopicSettings,
   judgeTopicSettings,
   type TopicSettingWarning,
-  topicConfigEntries,
 } from './topic-settings.ts';
 
 export interface KafkaAccessOptions {
@@ -50,14 +60,7 @@ export interface KafkaAccessOptions {
   readonly clientId: string;
   readonly security?: KafkaSecurity;
   readonly logger: Logger;
-  readonly topics: {
-    readonly commands: string;
-    readonly results: string;
-    readonly status: string;
-    readonly dlq: string;
-    /** Raw callbacks that could not be read as status events; written without transactions. */
-    readonly unparsedCallbacks: string;
-  };
+  readonly topics: FerryTopics;
   /** Settings of topics ferry creates, and what existing ones are checked against. */
   readonly topicSettings: ExpectedTopicSettings;
   /** The largest record ferry writes (FERRY_RECORD_MAX_BYTES). */
@@ -111,9 +114,14 @@ export class KafkaAccessCheck {
    * where this is taken from. Reset before each probe.
    */
   #coordinatorRefusal: CoordinatorRefusal | undefined;
+  /** Who the grants in refusal lines are for. */
+  readonly #principal: string;
+  readonly #needs: readonly TopicNeed[];
 
   constructor(options: KafkaAccessOptions) {
     this.#options = options;
+    this.#principal = principalOf(options.security);
+    this.#needs = topicNeeds(options.topics, options.topicSettings);
     this.#log = options.logger.child({ component: 'kafka-access' });
     // Nothing is logged from here: every failure of a probe is reported once, classified,
     // by ferry itself. The debug level only lets the coordinator refusals through.
@@ -146,23 +154,23 @@ export class KafkaAccessCheck {
       await this.#step('connecting to Kafka', () => admin.connect());
       await this.#ensureTopics(admin);
       const warnings = await this.#checkTopicSettings(admin);
-      await this.#step('reading the offsets of the consumer group', () =>
-        admin.fetchOffsets({
-          groupId: this.#options.groupId,
-          topics: [this.#options.topics.commands],
-        }),
-      );
-      await this.#step('reading the dead-letter replay progress', () =>
-        admin.fetchOffsets({
-          groupId: this.#options.replayGroupId,
-          topics: [this.#options.topics.dlq],
-        }),
-      );
       const { topics, groupId, clientId, replayGroupId } = this.#options;
-      const step: Step = (what, action) => this.#step(what, action);
+      await this.#step(
+        `reading the offsets of the consumer group ${groupId}`,
+        () => admin.fetchOffsets({ groupId, topics: [topics.commands] }),
+        groupRead(groupId, 'literal'),
+      );
+      await this.#step(
+        `reading the dead-letter replay progress (group ${replayGroupId})`,
+        () => admin.fetchOffsets({ groupId: replayGroupId, topics: [topics.dlq] }),
+        groupRead(replayGroupId, 'prefixed'),
+      );
+      const step: Step = (what, action, need) => this.#step(what, action, need);
       await probeReading(this.#kafka, admin, step, {
         groupId: `${replayGroupId}.reader.preflight-${randomUUID()}`,
-        topics: [topics.commands, topics.dlq],
+        topics: [topics.commands, topics.dlq, topics.control],
+        groupNeed: groupRead(replayGroupId, 'prefixed'),
+        groupDeleteNeed: groupDelete(replayGroupId),
       });
       // The control-topic follower deletes its throwaway group when it stops.
       await probeGroupDeletion(
@@ -170,16 +178,19 @@ export class KafkaAccessCheck {
         step,
         `${groupId}.control.preflight-${randomUUID()}`,
         'a control-topic follower group',
+        groupDelete(`${groupId}.control`),
       );
       // Unique per start: replicas starting together must not fence each other's probe.
       await probeTransactionalIds(this.#kafka, step, [
         {
           id: `${clientId}-${groupId}-preflight-${randomUUID()}`,
           what: 'a transactional id of the command partitions',
+          need: transactionalWrite(`${clientId}-`),
         },
         {
           id: `${replayGroupId}.preflight-${randomUUID()}`,
           what: 'the dead-letter replay transactional id',
+          need: transactionalWrite(replayGroupId),
         },
       ]);
       await probeTopicWrites(
@@ -203,6 +214,7 @@ export class KafkaAccessCheck {
   async #step<T>(
     what: string,
     action: () => Promise<T>,
+    need?: NeedOf,
     { timeAttempts = true }: { timeAttempts?: boolean } = {},
   ): Promise<T> {
     const deadline = Date.now() + STEP_DEADLINE_MS;
@@ -215,9 +227,9 @@ export class KafkaAccessCheck {
         const refusal = this.#coordinatorRefusal as CoordinatorRefusal | undefined;
         if (refusal && error instanceof Error && error.name === 'KafkaJSGroupCoordinatorNotFound') {
           const cause = Object.assign(new Error(refusal.message), { type: refusal.type });
-          throw kafkaError(cause, `${what}: finding the coordinator`);
+          throw this.#refusal(cause, `${what}: finding the coordinator`, need);
         }
-        const failure = kafkaError(error, what);
+        const failure = this.#refusal(error, what, need);
         const passing = error instanceof ProbeTimeout || isRetriable(error);
         if (failure.code !== 'kafka' || !passing || Date.now() > deadline) throw failure;
         this.#log.info(
@@ -227,6 +239,23 @@ export class KafkaAccessCheck {
         await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 200 * attempt)));
       }
     }
+  }
+
+  /**
+   * `error` as a FerryError; a missing ACL with the grant `need` names for the refused
+   * resource type, when it names one.
+   */
+  #refusal(error: unknown, what: string, need: NeedOf | undefined): FerryError {
+    const found = kafkaRefusalOf(error);
+    if (need && found?.refusal === 'kafka_authorization') {
+      const granted = typeof need === 'function' ? need(found.detail) : need;
+      // A static need only answers for a refusal of its own resource type.
+      if (granted && found.detail.startsWith(REFUSAL_PREFIX[granted.resource])) {
+        const message = error instanceof Error ? error.message : String(error);
+        return missingAcl(granted, this.#principal, `${found.detail}; ${what}: ${message}`, error);
+      }
+    }
+    return kafkaError(error, what);
   }
 
   /** Connects, retrying brokers that do not answer; a refusal ends it at once. */
@@ -259,49 +288,89 @@ export class KafkaAccessCheck {
     }
   }
 
-  #topicNames(): string[] {
-    const { commands, results, status, dlq, unparsedCallbacks } = this.#options.topics;
-    return [commands, results, status, dlq, unparsedCallbacks];
-  }
-
   /**
    * Creates the topics that are missing. A broker that dies meanwhile (a rolling restart)
    * is a passing error: listing and creating are tried again until the probe's deadline.
    * A try is not cut short: its own wait for the new leaders lasts up to 30 s.
    */
   async #ensureTopics(admin: Admin): Promise<void> {
-    await this.#step('creating the missing topics', () => this.#createMissingTopics(admin), {
-      timeAttempts: false,
-    });
+    await this.#step(
+      'creating the missing topics',
+      () => this.#createMissingTopics(admin),
+      undefined,
+      { timeAttempts: false },
+    );
   }
 
   async #createMissingTopics(admin: Admin): Promise<void> {
-    const existing = new Set(await this.#step('listing topics', () => admin.listTopics()));
-    const missing = this.#topicNames().filter((topic) => !existing.has(topic));
+    const visible = new Set(await this.#step('listing topics', () => admin.listTopics()));
+    const missing: TopicNeed[] = [];
+    for (const need of this.#needs.filter((n) => !visible.has(n.topic))) {
+      if (await this.#hidden(admin, need)) {
+        throw missingAcl(
+          describeGrant(need),
+          this.#principal,
+          `TOPIC_AUTHORIZATION_FAILED; ferry may not Describe topic ${need.topic}, which any of these operations allows; whether it exists Kafka does not say`,
+        );
+      }
+      missing.push(need);
+    }
     if (missing.length === 0) return;
-    const settings = this.#options.topicSettings;
-    const configEntries = topicConfigEntries(settings);
     try {
       // kafkajs's own wait asks one broker; this one asks every broker.
       await createTopicsAndWait(
         admin,
         this.#connection,
-        missing.map((topic) => ({
-          topic,
-          numPartitions: settings.partitions,
-          replicationFactor: settings.replicationFactor,
-          configEntries,
+        missing.map((need) => ({
+          topic: need.topic,
+          numPartitions: need.partitions,
+          replicationFactor: this.#options.topicSettings.replicationFactor,
+          configEntries: Object.entries(need.config).map(([name, value]) => ({ name, value })),
         })),
       );
-      this.#log.info({ topics: missing }, 'created the missing topics');
+      this.#log.info({ topics: missing.map((n) => n.topic) }, 'created the missing topics');
     } catch (error: unknown) {
       // Another replica, or an earlier try whose answer was lost, created them meanwhile.
       if (error instanceof Error && /already exists/i.test(error.message)) return;
-      throw kafkaError(
-        error,
-        `topics ${missing.join(', ')} do not exist (or ferry may not DESCRIBE them), and creating them failed; create them beforehand or grant CREATE`,
-      );
+      const refused = kafkaRefusalOf(error);
+      if (refused?.refusal !== 'kafka_authorization') throw kafkaError(error, 'creating topics');
+      throw this.#cannotCreate(missing, refused.detail, error);
     }
+  }
+
+  /**
+   * Whether Kafka refuses to say anything about the topic (no Describe) rather than
+   * answering that it does not exist; the admin client never creates it by asking.
+   */
+  async #hidden(admin: Admin, need: TopicNeed): Promise<boolean> {
+    try {
+      await admin.fetchTopicMetadata({ topics: [need.topic] });
+      // Listed meanwhile: created by another replica.
+      return false;
+    } catch (error: unknown) {
+      if ((error as { type?: unknown }).type === 'UNKNOWN_TOPIC_OR_PARTITION') return false;
+      if (kafkaRefusalOf(error)?.refusal === 'kafka_authorization') return true;
+      throw error;
+    }
+  }
+
+  /** The refusal of topics that do not exist and ferry may not create: both fixes, pasteable. */
+  #cannotCreate(missing: readonly TopicNeed[], detail: string, cause: unknown): FerryError {
+    const { replicationFactor } = this.#options.topicSettings;
+    const create = missing.map((need) => createTopicCommand(need, replicationFactor)).join('; ');
+    const grants = missing
+      .map((need) =>
+        aclCommand(
+          { resource: 'Topic', name: need.topic, pattern: 'literal', operations: ['Create'] },
+          this.#principal,
+        ),
+      )
+      .join('; ');
+    return new FerryError(
+      'kafka_authorization',
+      `Kafka denied an operation ferry needs: an ACL is missing: topic${missing.length > 1 ? 's' : ''} ${missing.map((n) => n.topic).join(', ')} do${missing.length > 1 ? '' : 'es'} not exist and ${this.#principal} may not Create ${missing.length > 1 ? 'them' : 'it'}; create ${missing.length > 1 ? 'them' : 'it'} (docs/kafka-security.md, Topic settings): ${create}; or grant Create: ${grants} (${detail}; creating topics)`,
+      { cause, retryable: false },
+    );
   }
 
   #maxMessageBytes(topic: string): { maxMessageBytes?: number } {
@@ -309,40 +378,48 @@ export class KafkaAccessCheck {
     return bytes === undefined ? {} : { maxMessageBytes: bytes };
   }
 
+  /** Reads every topic's replicas, and the settings of those ferry may describe (not the control topic). */
   async #checkTopicSettings(admin: Admin): Promise<TopicSettingWarning[]> {
-    const topics = this.#topicNames();
-    const { results, status, dlq } = this.#options.topics;
+    const checked = this.#needs.filter((need) => need.describeConfigs);
     const metadata = await this.#step('describing the topics', () =>
-      admin.fetchTopicMetadata({ topics }),
+      admin.fetchTopicMetadata({ topics: checked.map((need) => need.topic) }),
     );
-    const described = await this.#step('describing the topic configs', () =>
-      admin.describeConfigs({
-        includeSynonyms: false,
-        resources: topics.map((name) => ({
-          type: kafkajs.ConfigResourceTypes.TOPIC,
-          name,
-          configNames: ['min.insync.replicas', 'max.message.bytes'],
-        })),
-      }),
-    );
-    const actual = topics.map((topic) => {
+    const actual = [];
+    for (const need of checked) {
+      const { topic } = need;
+      // One topic a request: a refusal must name its topic, and Kafka's answer to a
+      // request for several names none.
+      const described = await this.#step(
+        `describing the settings of topic ${topic}`,
+        () =>
+          admin.describeConfigs({
+            includeSynonyms: false,
+            resources: [
+              {
+                type: kafkajs.ConfigResourceTypes.TOPIC,
+                name: topic,
+                configNames: ['min.insync.replicas', 'max.message.bytes'],
+              },
+            ],
+          }),
+        { resource: 'Topic', name: topic, pattern: 'literal', operations: ['DescribeConfigs'] },
+      );
       const partitions = metadata.topics.find((t) => t.name === topic)?.partitions ?? [];
-      const entries =
-        described.resources.find((r) => r.resourceName === topic)?.configEntries ?? [];
+      const entries = described.resources[0]?.configEntries ?? [];
       const setting = (name: string) => {
         const value = entries.find((e) => e.configName === name)?.configValue;
         return value === undefined ? undefined : Number(value);
       };
       const maxMessageBytes = setting('max.message.bytes');
       if (maxMessageBytes !== undefined) this.#topicMaxMessageBytes.set(topic, maxMessageBytes);
-      return {
+      actual.push({
         topic,
         replicas: Math.min(...partitions.map((p) => p.replicas.length)),
         minInsyncReplicas: setting('min.insync.replicas') ?? 1,
         ...(maxMessageBytes !== undefined ? { maxMessageBytes } : {}),
-        writtenByFerry: topic === results || topic === status || topic === dlq,
-      };
-    });
+        writtenByFerry: need.writtenByFerry,
+      });
+    }
     const warnings = judgeTopicSettings(
       actual,
       this.#options.topicSettings,
@@ -356,6 +433,25 @@ export class KafkaAccessCheck {
     }
     return warnings;
   }
+}
+
+/** How Kafka's refusal codes begin for each resource type. */
+const REFUSAL_PREFIX: Record<AclNeed['resource'], string> = {
+  Topic: 'TOPIC_',
+  Group: 'GROUP_',
+  TransactionalId: 'TRANSACTIONAL_ID_',
+};
+
+function groupRead(name: string, pattern: AclNeed['pattern']): AclNeed {
+  return { resource: 'Group', name, pattern, operations: ['Read'] };
+}
+
+function groupDelete(prefix: string): AclNeed {
+  return { resource: 'Group', name: prefix, pattern: 'prefixed', operations: ['Delete'] };
+}
+
+function transactionalWrite(prefix: string): AclNeed {
+  return { resource: 'TransactionalId', name: prefix, pattern: 'prefixed', operations: ['Write'] };
 }
 
 /** Whether kafkajs marks the error, or one it wraps, as passing. */

@@ -7,7 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, type TestContext, test } from 'node:test';
 import { Kafka, logLevel } from 'kafkajs';
@@ -25,6 +26,7 @@ import {
   kafkaAcls,
   untilAcls,
 } from '../helpers/kafka-acls.ts';
+import { installKafkaShellTools, runWithKafkaTools } from '../helpers/kafka-shell-tools.ts';
 import { assertNoSecrets, failedStartOf, kcatReadCommitted } from '../helpers/secured-ferry.ts';
 import {
   ADMIN_PASSWORD,
@@ -42,6 +44,8 @@ const docs = readFileSync(join(repoRoot, 'docs', 'kafka-security.md'), 'utf8');
 let broker: SecuredBroker;
 let emulator: Emulator;
 let passwordFile: string;
+/** Where `kafka-topics.sh` and `kafka-acls.sh` are (kafka-shell-tools.ts). */
+let toolsDir: string;
 const topics = testTopics();
 const clientId = `${topics.group}-client`;
 // As loopbackEnv names it.
@@ -71,6 +75,8 @@ before(async () => {
     seed: 11,
   });
   await emulator.start();
+  toolsDir = await mkdtemp(join(tmpdir(), 'ferry-kafka-tools-'));
+  await installKafkaShellTools(toolsDir);
   passwordFile = join(broker.certificates.dir, 'ferry-password');
   // As a Kubernetes secret volume leaves it: the value and a trailing newline.
   await writeFile(passwordFile, `${FERRY_PASSWORD}\n`);
@@ -93,6 +99,7 @@ before(async () => {
 });
 
 after(async () => {
+  if (toolsDir) await rm(toolsDir, { recursive: true, force: true });
   await emulator?.stop();
   await broker?.stop();
 });
@@ -176,7 +183,24 @@ function failedStart(t: TestContext, env: Record<string, string>, exitCode: numb
   return failedStartOf(t, env, { exitCode, line, secrets: SECRETS });
 }
 
-test('the documented kafka-acls.sh commands, run with Kafka’s AclCommand, grant exactly the ACL table', async () => {
+/** The documented defaults, for the docs' own commands. */
+const DEFAULT_NAMES = {
+  FERRY_TOPIC_COMMANDS: 'ferry.commands',
+  FERRY_TOPIC_RESULTS: 'ferry.results',
+  FERRY_TOPIC_STATUS: 'ferry.status',
+  FERRY_TOPIC_DLQ: 'ferry.dlq',
+  FERRY_TOPIC_UNPARSED_CALLBACKS: 'ferry.callbacks.unparsed',
+  FERRY_TOPIC_CONTROL: 'ferry.control',
+  FERRY_KAFKA_GROUP: 'ferry',
+  FERRY_KAFKA_CLIENT_ID: 'ferry',
+};
+
+/** The message of a fatal JSON log line. */
+function messageOf(line: string): string {
+  return (JSON.parse(line) as { msg: string }).msg;
+}
+
+test('the documented kafka-topics.sh and kafka-acls.sh commands, run as written: exactly the ACL table, and ferry starts without Create', async (t) => {
   const commands = [...docs.matchAll(/^kafka-acls\.sh .+$/gm)].map((match) => match[0]);
   assert.ok(commands.length > 0);
   await deleteAllAcls(broker.admin);
@@ -186,17 +210,51 @@ test('the documented kafka-acls.sh commands, run with Kafka’s AclCommand, gran
       commands.slice(i, i + 2).map((command) => kafkaAcls(command, broker.plaintext)),
     );
   }
-  const defaults = documentedAcls(docs, {
-    FERRY_TOPIC_COMMANDS: 'ferry.commands',
-    FERRY_TOPIC_RESULTS: 'ferry.results',
-    FERRY_TOPIC_STATUS: 'ferry.status',
-    FERRY_TOPIC_DLQ: 'ferry.dlq',
-    FERRY_TOPIC_UNPARSED_CALLBACKS: 'ferry.callbacks.unparsed',
-    FERRY_TOPIC_CONTROL: 'ferry.control',
-    FERRY_KAFKA_GROUP: 'ferry',
-    FERRY_KAFKA_CLIENT_ID: 'ferry',
-  });
+  const defaults = documentedAcls(docs, DEFAULT_NAMES);
   await untilAcls(broker.admin, defaults.map(asKey));
+
+  const block = /```sh\n((?:(?!```)[\s\S])*?kafka-topics\.sh --[\s\S]*?)```/.exec(docs)?.[1];
+  assert.ok(block, 'the topic block of Topic settings');
+  const created = await runWithKafkaTools(block, toolsDir, broker.plaintext);
+  assert.equal(created.match(/^Created topic /gm)?.length, 6, created);
+
+  const env = {
+    ...scramEnv(),
+    ...DEFAULT_NAMES,
+    FERRY_TOPIC_REPLICATION_FACTOR: '1',
+    FERRY_TOPIC_MIN_INSYNC_REPLICAS: '1',
+  };
+  const ferry = spawnFerry(t, env);
+  await waitForLog(ferry, 'ferry is running', 60_000);
+  assert.doesNotMatch(ferry.output(), /created the missing topics/);
+  await stopRunning(ferry);
+
+  // A topic the docs' commands did not create, which ferry may Describe but not create:
+  // the line names it with both fixes, and the kafka-topics.sh line it gives works.
+  const extra = { ...DEFAULT_NAMES, FERRY_TOPIC_CONTROL: 'ferry.control.second' };
+  const extraRows = documentedAcls(docs, extra).filter(
+    (row) => row.name === 'ferry.control.second',
+  );
+  assert.equal(extraRows.length, 2);
+  await broker.admin.createAcls({ acl: extraRows.map((row) => aclBinding(row)) });
+  await untilAcls(broker.admin, [...defaults, ...extraRows].map(asKey));
+  const line = messageOf(
+    await failedStart(t, { ...env, ...extra }, 77, /ferry\.control\.second does not exist/),
+  );
+  assert.match(
+    line,
+    /kafka-acls\.sh --bootstrap-server "\$BOOTSTRAP" --command-config admin\.properties --add --allow-principal User:ferry --operation Create --topic ferry\.control\.second/,
+  );
+  const create = /(kafka-topics\.sh [^;]*);/.exec(line)?.[1];
+  assert.ok(create, line);
+  assert.match(
+    create,
+    /--topic ferry\.control\.second --partitions 1 .*--config cleanup\.policy=compact/,
+  );
+  await runWithKafkaTools(create, toolsDir, broker.plaintext);
+  const second = spawnFerry(t, { ...env, ...extra });
+  await waitForLog(second, 'ferry is running', 60_000);
+  await stopRunning(second);
   await deleteAllAcls(broker.admin);
 });
 
@@ -221,7 +279,15 @@ test('SCRAM-SHA-512 over TLS with exactly the documented ACLs: commands in, one 
   await stopRunning(ferry);
 });
 
-test('removing any one documented ACL ends start-up with exit 77 and one line naming the refusal', async (t) => {
+/** The `kafka-acls.sh` option naming a row's resource, as the docs write it. */
+function resourceOption(row: AclRow): string {
+  const flag = { Topic: '--topic', Group: '--group', TransactionalId: '--transactional-id' }[
+    row.resource
+  ];
+  return `${row.pattern === 'prefixed' ? '--resource-pattern-type prefixed ' : ''}${flag} ${row.name}`;
+}
+
+test('removing any one documented ACL ends start-up with exit 77 and one line naming it and the command that grants it', async (t) => {
   await grantAll();
   const env = scramEnv();
   for (const row of acls) {
@@ -229,13 +295,22 @@ test('removing any one documented ACL ends start-up with exit 77 and one line na
     await broker.admin.deleteAcls({ filters: [binding] });
     await untilAcls(broker.admin, acls.filter((other) => other !== row).map(asKey));
     await t.test(`without #${row.row} ${row.resource} ${row.name} ${row.operation}`, async (t) => {
-      await failedStart(
-        t,
-        env,
-        77,
-        /ferry could not start: Kafka denied an operation ferry needs: an ACL is missing.*(TOPIC|GROUP|TRANSACTIONAL_ID)_AUTHORIZATION_FAILED/,
+      const line = messageOf(
+        await failedStart(
+          t,
+          env,
+          77,
+          /ferry could not start: Kafka denied an operation ferry needs: an ACL is missing.*(TOPIC|GROUP|TRANSACTIONAL_ID)_AUTHORIZATION_FAILED/,
+        ),
       );
+      const grant = `kafka-acls.sh --bootstrap-server "$BOOTSTRAP" --command-config admin.properties --add --allow-principal User:${FERRY_USER} --operation ${row.operation} ${resourceOption(row)}`;
+      assert.ok(line.includes(` needs ${row.operation} on ${row.resource} ${row.name}`), line);
+      assert.ok(line.includes(`grant it with: ${grant} (`), `${grant}\nin\n${line}`);
+      // The grant the line gives, run as it is, is what was missing.
+      await kafkaAcls(grant, broker.plaintext);
+      await untilAcls(broker.admin, acls.map(asKey));
     });
+    // Back whatever the subtest did, for the next one.
     await broker.admin.createAcls({ acl: [binding] });
     await untilAcls(broker.admin, acls.map(asKey));
   }

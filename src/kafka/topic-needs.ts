@@ -1,0 +1,95 @@
+/**
+ * Every topic ferry uses, what it creates it with when it is missing, and the operations
+ * its ACLs must allow (the Topic rows of docs/kafka-security.md). Kafka hides a topic
+ * whose Describe is not allowed as if it did not exist, and only Read, Write, Delete and
+ * Alter imply Describe: the operations here are what tells a missing topic from a
+ * missing grant, and which grant.
+ */
+import type { AclNeed, AclOperation } from './acl-grants.ts';
+import type { ExpectedTopicSettings } from './topic-settings.ts';
+
+export interface FerryTopics {
+  readonly commands: string;
+  readonly results: string;
+  readonly status: string;
+  readonly dlq: string;
+  /** Raw callbacks that could not be read as status events; written without transactions. */
+  readonly unparsedCallbacks: string;
+  /** The fleet's control topic: one partition, compacted. */
+  readonly control: string;
+}
+
+export interface TopicNeed {
+  readonly topic: string;
+  /** The operations ferry uses on it that imply Describe. */
+  readonly operations: readonly Extract<AclOperation, 'Read' | 'Write'>[];
+  /** Whether start-up reads its settings (Topic DescribeConfigs). */
+  readonly describeConfigs: boolean;
+  /** Whether ferry writes results, statuses or dead letters to it (FERRY_RECORD_MAX_BYTES applies). */
+  readonly writtenByFerry: boolean;
+  /** Partitions and settings when ferry creates it. */
+  readonly partitions: number;
+  readonly config: Readonly<Record<string, string>>;
+}
+
+/** The settings ferry creates the control topic with, whatever the others get. */
+export const CONTROL_TOPIC_CONFIG = {
+  // Compacted: the latest record per key is the state; segments roll every 10 minutes so
+  // that the replicas' frequent state records get compacted away.
+  'cleanup.policy': 'compact',
+  'segment.ms': '600000',
+} as const;
+
+/** Each of ferry's topics with what ferry does with it. */
+export function topicNeeds(topics: FerryTopics, settings: ExpectedTopicSettings): TopicNeed[] {
+  const common = {
+    partitions: settings.partitions,
+    config: {
+      'min.insync.replicas': String(settings.minInsyncReplicas),
+      ...(settings.maxMessageBytes
+        ? { 'max.message.bytes': String(settings.maxMessageBytes) }
+        : {}),
+    },
+  };
+  const plain = (
+    topic: string,
+    operations: TopicNeed['operations'],
+    writtenByFerry: boolean,
+  ): TopicNeed => ({ topic, operations, describeConfigs: true, writtenByFerry, ...common });
+  return [
+    plain(topics.commands, ['Read', 'Write'], false),
+    plain(topics.results, ['Write'], true),
+    plain(topics.status, ['Write'], true),
+    plain(topics.dlq, ['Read', 'Write'], true),
+    plain(topics.unparsedCallbacks, ['Write'], false),
+    {
+      topic: topics.control,
+      operations: ['Read', 'Write'],
+      describeConfigs: false,
+      writtenByFerry: false,
+      // One partition, so every replica reads the control records in one order.
+      partitions: 1,
+      config: {
+        'min.insync.replicas': common.config['min.insync.replicas'],
+        ...CONTROL_TOPIC_CONFIG,
+      },
+    },
+  ];
+}
+
+/**
+ * The grant that makes `need.topic` visible: ferry may not Describe it, so none of the
+ * operations that imply Describe is allowed, and all of them are missing.
+ */
+export function describeGrant(need: TopicNeed): AclNeed {
+  return { resource: 'Topic', name: need.topic, pattern: 'literal', operations: need.operations };
+}
+
+/** The `kafka-topics.sh` line that creates `need` as ferry would. */
+export function createTopicCommand(need: TopicNeed, replicationFactor: number): string {
+  return [
+    'kafka-topics.sh --bootstrap-server "$BOOTSTRAP" --command-config admin.properties --create',
+    `--topic ${need.topic} --partitions ${need.partitions} --replication-factor ${replicationFactor}`,
+    ...Object.entries(need.config).map(([name, value]) => `--config ${name}=${value}`),
+  ].join(' ');
+}
