@@ -21,7 +21,8 @@
 #                         - built-in kinds: the strict JSON schemas of Kubernetes that the
 #                           PyPI package kubernetes-validate ships (wheel fetched with pip
 #                           download, only the schema folder unpacked);
-#                         - CustomResources (ServiceMonitor, PrometheusRule, ScaledObject):
+#                         - CustomResources (ServiceMonitor, PrometheusRule, ScaledObject,
+#                           TriggerAuthentication):
 #                           the CRDs in the Go modules of prometheus-operator and KEDA (go mod
 #                           download), converted by kubeconform's own openapi2jsonschema.py.
 # Idempotent: a fast no-op when everything is present. Tests look in PATH and in
@@ -166,7 +167,9 @@ install_kube_schemas() {
   local SCHEMA_DIR
   SCHEMA_DIR="$(cd "$ROOT/.cache" && pwd -P)/kube-schemas"
   local stamp="$SCHEMA_DIR/.stamp"
-  local want="$SCHEMA_DIR k8s=$KUBE_SCHEMA_VERSION kubernetes-validate=$KUBERNETES_VALIDATE_VERSION prometheus-operator=$PROMETHEUS_OPERATOR_VERSION keda=$KEDA_VERSION kubeconform=$KUBECONFORM_VERSION"
+  # The CRDs converted are part of the stamp: a cache made before one was added is redone.
+  local crds="servicemonitors,prometheusrules,scaledobjects,triggerauthentications"
+  local want="$SCHEMA_DIR k8s=$KUBE_SCHEMA_VERSION kubernetes-validate=$KUBERNETES_VALIDATE_VERSION prometheus-operator=$PROMETHEUS_OPERATOR_VERSION keda=$KEDA_VERSION kubeconform=$KUBECONFORM_VERSION crds=$crds"
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return 0; fi
   command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] ||
     die "Kubernetes schemas missing and no Go toolchain to download the CRDs: install it on PATH"
@@ -213,7 +216,8 @@ PY
       python3 "$kubeconform_src/scripts/openapi2jsonschema.py" \
       "$operator/example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml" \
       "$operator/example/prometheus-operator-crd/monitoring.coreos.com_prometheusrules.yaml" \
-      "$keda/config/crd/bases/keda.sh_scaledobjects.yaml" >/dev/null) ||
+      "$keda/config/crd/bases/keda.sh_scaledobjects.yaml" \
+      "$keda/config/crd/bases/keda.sh_triggerauthentications.yaml" >/dev/null) ||
     die "openapi2jsonschema.py could not convert the CRDs"
   printf '%s' "$want" >"$stamp"
 }

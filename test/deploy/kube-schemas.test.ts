@@ -44,7 +44,13 @@ test('kubeconform finds every rendered object valid against its schema', () => {
     }
   }
   // The custom resources were checked against their CRDs, not skipped.
-  for (const kind of ['ServiceMonitor', 'PrometheusRule', 'ScaledObject', 'Deployment']) {
+  for (const kind of [
+    'ServiceMonitor',
+    'PrometheusRule',
+    'ScaledObject',
+    'TriggerAuthentication',
+    'Deployment',
+  ]) {
     assert.ok(kinds.has(kind), `${kind} validated`);
   }
 });
@@ -90,6 +96,15 @@ test('kubeconform refuses an unknown field, a wrong type and an unknown kind (it
     'ServiceMonitor',
   );
   assert.equal(unknown?.status, 'statusInvalid', unknown?.msg);
+
+  // A misspelt field of KEDA's TriggerAuthentication.
+  const misspelt = verdictOf(
+    mutate('TriggerAuthentication', (a) => {
+      spec(a).secretTargetRefs = spec(a).secretTargetRef;
+    }),
+    'TriggerAuthentication',
+  );
+  assert.equal(misspelt?.status, 'statusInvalid', misspelt?.msg);
 
   // A kind without a schema is an error, never silently skipped.
   const missing = kubeconform([
