@@ -115,6 +115,7 @@ export class Daemon implements HealthSource {
       maxAttempts: config.FERRY_MAX_ATTEMPTS,
       retryBaseMs: config.FERRY_RETRY_BASE_MS,
       retryMaxMs: config.FERRY_RETRY_MAX_MS,
+      retryAfterMaxMs: config.FERRY_RETRY_AFTER_MAX_MS,
       accessDeniedRetryMs: config.FERRY_ACCESS_DENIED_RETRY_MS,
       // The gateway posts a message's final state to its hook (docs/gateway-api.md, Status
       // callbacks): sends without a `hook` get ferry's callback route, so statuses reach Kafka.

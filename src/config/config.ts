@@ -202,6 +202,12 @@ export const variables = {
   FERRY_MAX_ATTEMPTS: v(integer(1, 100), 5),
   FERRY_RETRY_BASE_MS: v(integer(1, 60_000), 200),
   FERRY_RETRY_MAX_MS: v(integer(1, 600_000), 5_000),
+  /**
+   * Longest wait a gateway's `Retry-After` (on HTTP 429 or 503) can impose on every send
+   * of the replica; 0 ignores the header. Bounded so a wrong header cannot stop sending
+   * for hours.
+   */
+  FERRY_RETRY_AFTER_MAX_MS: v(integer(0, 3_600_000), 60_000),
   /** After `Access denied`, sending is retried after this long; 0 waits for an operator. */
   FERRY_ACCESS_DENIED_RETRY_MS: v(integer(0, 86_400_000), 300_000),
   FERRY_SHUTDOWN_GRACE_MS: v(integer(0, 600_000), 25_000),

@@ -292,6 +292,24 @@ export class Emulator {
       );
       return;
     }
+    if (fault === 'http429Rate' || fault === 'http503Rate') {
+      const [status, text] =
+        fault === 'http429Rate' ? [429, 'Too Many Requests'] : [503, 'Service Unavailable'];
+      const retryAfter =
+        knobs.retryAfterMs > 0
+          ? { 'retry-after': String(Math.ceil(knobs.retryAfterMs / 1000)) }
+          : {};
+      this.#answerLater(knobs.latencyMs, () =>
+        writeBody(
+          response,
+          status,
+          JSON.stringify({ error: text }),
+          'application/json',
+          retryAfter,
+        ),
+      );
+      return;
+    }
     if (fault === 'timeoutRate') {
       this.#answerLater(knobs.hangMs, () => request.socket.destroy());
       return;
@@ -375,6 +393,8 @@ function serializeAnswer(answer: EnvelopeAnswer, dropLastItem: boolean): string 
 function freshFaults(): Record<RequestFault, number> {
   return {
     http500Rate: 0,
+    http429Rate: 0,
+    http503Rate: 0,
     timeoutRate: 0,
     lostAnswerRate: 0,
     slowAnswerRate: 0,

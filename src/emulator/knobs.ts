@@ -3,8 +3,8 @@ import { FerryError } from '../errors.ts';
 /**
  * Fault and timing knobs of the emulator. Every rate is a fraction in [0, 1]; every
  * duration is in milliseconds. The request-level fault rates (`http500Rate`,
- * `timeoutRate`, `lostAnswerRate`, `slowAnswerRate`, `malformedRate`,
- * `missingItemRate`) are exclusive outcomes of one draw per request, so their sum
+ * `http429Rate`, `http503Rate`, `timeoutRate`, `lostAnswerRate`, `slowAnswerRate`,
+ * `malformedRate`, `missingItemRate`) are exclusive outcomes of one draw per request, so their sum
  * must not exceed 1 and each is hit at exactly its own rate.
  */
 export interface EmulatorKnobs {
@@ -12,6 +12,12 @@ export interface EmulatorKnobs {
   latencyMs: number;
   /** Answered HTTP 500, nothing processed. Default 0. */
   http500Rate: number;
+  /** Answered HTTP 429 (too many requests) with `Retry-After`, nothing processed. Default 0. */
+  http429Rate: number;
+  /** Answered HTTP 503 (unavailable) with `Retry-After`, nothing processed. Default 0. */
+  http503Rate: number;
+  /** The wait a 429 or 503 asks for, sent as `Retry-After` in whole seconds (rounded up); 0 sends none. Default 1000. */
+  retryAfterMs: number;
   /** Never answered: the socket is held `hangMs` then destroyed, nothing processed. Default 0. */
   timeoutRate: number;
   /** How long a timed-out request holds its socket. Default 30_000. */
@@ -40,6 +46,9 @@ export interface EmulatorKnobs {
 export const defaultKnobs: Readonly<EmulatorKnobs> = Object.freeze({
   latencyMs: 0,
   http500Rate: 0,
+  http429Rate: 0,
+  http503Rate: 0,
+  retryAfterMs: 1_000,
   timeoutRate: 0,
   hangMs: 30_000,
   lostAnswerRate: 0,
@@ -61,6 +70,8 @@ export const knobNames = Object.keys(defaultKnobs) as KnobName[];
 /** The request-level fault rates that share one draw per request (see EmulatorKnobs). */
 export const requestFaultKnobs = [
   'http500Rate',
+  'http429Rate',
+  'http503Rate',
   'timeoutRate',
   'lostAnswerRate',
   'slowAnswerRate',

@@ -9,6 +9,7 @@ import { mayHaveReachedGateway } from '../upstream/classify-error.ts';
 import type { EnvelopeAnswer, GatewayClient } from '../upstream/gateway-client.ts';
 import { GatewayStatusError } from '../upstream/gateway-http.ts';
 import type { Batch } from './batcher.ts';
+import { RetryAfterHold } from './retry-after-hold.ts';
 import type { SendGate } from './send-gate.ts';
 import {
   type Delivery,
@@ -34,6 +35,11 @@ export interface DispatcherOptions {
   readonly maxAttempts: number;
   readonly retryBaseMs: number;
   readonly retryMaxMs: number;
+  /**
+   * Longest hold of every send after a 429/503 with `Retry-After` (FERRY_RETRY_AFTER_MAX_MS);
+   * 0 ignores the header.
+   */
+  readonly retryAfterMaxMs: number;
   /**
    * Least wait after a failed attempt before its sends are looked up with `status`:
    * a request the client gave up on may still be on its way through the gateway.
@@ -96,9 +102,12 @@ export class Dispatcher {
   readonly #inDoubt = new Set<Outbound>();
   /** Commands of a takeover being looked up through {@link lookUp}, not handed to the dispatcher yet. */
   #lookingUp = 0;
+  /** Set by a gateway's `Retry-After`: no request of this replica goes out before it ends. */
+  readonly #retryAfter: RetryAfterHold;
 
   constructor(options: DispatcherOptions) {
     this.#options = options;
+    this.#retryAfter = new RetryAfterHold(options.retryAfterMaxMs);
     this.#queue = new PQueue(
       options.rateLimitRps > 0
         ? { concurrency: options.concurrency, intervalCap: options.rateLimitRps, interval: 1000 }
@@ -108,6 +117,11 @@ export class Dispatcher {
 
   get inFlight(): number {
     return this.#queue.pending;
+  }
+
+  /** Milliseconds left of a hold a gateway's `Retry-After` asked for; 0 when none. */
+  get retryAfterRemainingMs(): number {
+    return this.#retryAfter.remainingMs;
   }
 
   /** Envelopes queued for a slot, waiting for a retry, or held by a closed gate. */
@@ -163,9 +177,13 @@ export class Dispatcher {
     try {
       const answers = await Promise.all(
         chunks.map((chunk) =>
-          this.#queue.add(() => this.#post('sync', 'lookup', chunk, statusOperations(chunk), 1), {
-            signal: this.#abort.signal,
-          }),
+          this.#queue.add(
+            async () => {
+              await this.#retryAfter.wait(this.#abort.signal);
+              return this.#post('sync', 'lookup', chunk, statusOperations(chunk), 1);
+            },
+            { signal: this.#abort.signal },
+          ),
         ),
       );
       const out: LookupAnswer[] = [];
@@ -224,6 +242,11 @@ export class Dispatcher {
         if (!envelope.items.includes(item)) envelope.checkFirst.delete(item);
       }
       if (envelope.items.length === 0) return;
+    }
+    // The gateway asked this replica to wait: out of the queue, so the wait holds no slot.
+    if (this.#retryAfter.remainingMs > 0) {
+      this.#later(envelope, () => this.#retryAfter.wait(this.#abort.signal));
+      return;
     }
     if (envelope.checkFirst.size > 0) {
       await this.#reconcile(envelope);
@@ -363,8 +386,9 @@ export class Dispatcher {
     if (error.retryable && envelope.attempts < maxAttempts) {
       metrics.envelopeRetries.inc({ transport: envelope.transport, reason: error.code });
       const backoff = backoffMs(envelope.attempts, retryBaseMs, retryMaxMs);
-      const delayMs =
+      const lookupFirst =
         envelope.checkFirst.size > 0 ? Math.max(backoff, this.#options.lookupDelayMs) : backoff;
+      const delayMs = Math.max(lookupFirst, this.#holdFor(error));
       logger.warn(
         { transport: envelope.transport, attempts: envelope.attempts, delayMs, err: error.message },
         'envelope failed, retrying',
@@ -382,6 +406,28 @@ export class Dispatcher {
       this.#waiting -= 1;
       this.#updateGauges();
     });
+  }
+
+  /**
+   * Holds every send of this replica as long as a 429/503 answer's `Retry-After` asks
+   * (bounded); logs when that starts or lengthens the hold.
+   * @returns the hold left, 0 when the error asked for none.
+   */
+  #holdFor(error: FerryError): number {
+    if (!(error instanceof GatewayStatusError) || error.retryAfterMs === undefined) return 0;
+    const before = this.#retryAfter.remainingMs;
+    const left = this.#retryAfter.hold(error.retryAfterMs);
+    if (left > before) {
+      this.#options.logger.warn(
+        {
+          statusCode: error.statusCode,
+          retryAfterMs: error.retryAfterMs,
+          holdMs: Math.round(left),
+        },
+        'the gateway asked to wait: every send of this replica holds until then',
+      );
+    }
+    return left;
   }
 
   /**

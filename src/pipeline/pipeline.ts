@@ -45,6 +45,8 @@ export interface PipelineOptions {
   readonly maxAttempts: number;
   readonly retryBaseMs: number;
   readonly retryMaxMs: number;
+  /** Longest send hold a gateway's `Retry-After` can ask for (FERRY_RETRY_AFTER_MAX_MS). */
+  readonly retryAfterMaxMs: number;
   /**
    * How long, counted on this replica's clock from its takeover, another replica's sends
    * of the partition can still be in flight (a request timeout plus a margin: that
@@ -164,6 +166,7 @@ export class Pipeline implements PipelineControl {
       maxAttempts: options.maxAttempts,
       retryBaseMs: options.retryBaseMs,
       retryMaxMs: options.retryMaxMs,
+      retryAfterMaxMs: options.retryAfterMaxMs,
       onAccessDenied: (error) => this.#accessDenied(error),
       lookupDelayMs: options.lookupDelayMs,
       tracer: options.tracer,

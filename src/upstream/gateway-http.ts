@@ -2,6 +2,7 @@ import { Pool } from 'undici';
 import type { Transport } from '../contract/index.ts';
 import { FerryError } from '../errors.ts';
 import { classifyUpstreamError } from './classify-error.ts';
+import { parseRetryAfter, RETRY_AFTER_STATUSES } from './retry-after.ts';
 
 export interface GatewayHttpOptions {
   /** `{base_url}` of the sync endpoint; requests go to `{base_url}/api/json.php`. */
@@ -30,12 +31,20 @@ interface Endpoint {
   readonly url: string;
 }
 
-/** The gateway answered with an HTTP status other than 200; the status is kept for traces. */
+/**
+ * The gateway answered with an HTTP status other than 200; the status is kept for traces,
+ * and a 429's or 503's `Retry-After` for the dispatcher, which holds every send that long.
+ */
 export class GatewayStatusError extends FerryError {
   readonly statusCode: number;
-  constructor(statusCode: number) {
-    super('transport', `gateway answered HTTP ${statusCode}`);
+  /** The wait `Retry-After` asked for (429 and 503 only); undefined without a readable one. */
+  readonly retryAfterMs: number | undefined;
+  constructor(statusCode: number, retryAfterMs?: number) {
+    const asked =
+      retryAfterMs === undefined ? '' : ` (Retry-After ${Math.ceil(retryAfterMs / 1000)} s)`;
+    super('transport', `gateway answered HTTP ${statusCode}${asked}`);
     this.statusCode = statusCode;
+    this.retryAfterMs = retryAfterMs;
   }
 }
 
@@ -103,7 +112,10 @@ export class GatewayHttp {
       });
       const text = await response.body.text();
       if (response.statusCode !== 200) {
-        throw new GatewayStatusError(response.statusCode);
+        const retryAfterMs = RETRY_AFTER_STATUSES.has(response.statusCode)
+          ? parseRetryAfter(response.headers['retry-after'], Date.now())
+          : undefined;
+        throw new GatewayStatusError(response.statusCode, retryAfterMs);
       }
       return { body: text, durationMs: performance.now() - started };
     } catch (error: unknown) {

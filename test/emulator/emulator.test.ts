@@ -381,6 +381,24 @@ test('the http500 knob answers HTTP 500 and processes nothing', async (t) => {
   assert.equal(emulator.stats().faults.http500Rate, 1);
 });
 
+test('the http429 and http503 knobs answer with Retry-After and process nothing', async (t) => {
+  const emulator = await startEmulator(t, { knobs: { http429Rate: 1, retryAfterMs: 2_500 } });
+  const client = createHttpClient(t);
+  const send = () => client.post(`${emulator.url}/api/json.php`, { auth: API_KEY, data: [sms(1)] });
+  const throttled = await send();
+  assert.equal(throttled.status, 429);
+  assert.equal(throttled.headers['retry-after'], '3', 'whole seconds, rounded up');
+  emulator.setKnobs({ http429Rate: 0, http503Rate: 1, retryAfterMs: 0 });
+  const unavailable = await send();
+  assert.equal(unavailable.status, 503);
+  assert.equal(unavailable.headers['retry-after'], undefined, 'retryAfterMs 0 sends none');
+  assert.deepEqual(emulator.stats().sendsById, {});
+  assert.deepEqual(
+    [emulator.stats().faults.http429Rate, emulator.stats().faults.http503Rate],
+    [1, 1],
+  );
+});
+
 test('the malformed knob answers a body that is not JSON, after processing', async (t) => {
   const emulator = await startEmulator(t, { knobs: { malformedRate: 1 } });
   const client = createHttpClient(t);

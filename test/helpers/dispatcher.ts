@@ -22,7 +22,8 @@ export async function dispatcherAgainstEmulator(
   {
     latencyMs = 0,
     requestTimeoutMs = 1_000,
-  }: { latencyMs?: number; requestTimeoutMs?: number } = {},
+    retryAfterMaxMs = 60_000,
+  }: { latencyMs?: number; requestTimeoutMs?: number; retryAfterMaxMs?: number } = {},
 ): Promise<DispatcherSetup> {
   const emulator = await startEmulator(t, latencyMs > 0 ? { knobs: { latencyMs } } : {});
   const http = new GatewayHttp({ syncBaseUrl: emulator.url, requestTimeoutMs });
@@ -38,6 +39,7 @@ export async function dispatcherAgainstEmulator(
     maxAttempts: 3,
     retryBaseMs: 10,
     retryMaxMs: 20,
+    retryAfterMaxMs,
     lookupDelayMs: 10,
     onAccessDenied: () => undefined,
   });
