@@ -20,7 +20,12 @@
 import { createRequire } from 'node:module';
 import { CodecError } from './codec-error.ts';
 import { decompressedChunks } from './decompressed-chunks.ts';
-import { RecordSplitError, RecordSplitter, type SplitterLimits } from './record-splitter.ts';
+import {
+  RecordSplitError,
+  RecordSplitter,
+  type SplitRecord,
+  type SplitterLimits,
+} from './record-splitter.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -120,6 +125,8 @@ interface BatchOutcome {
   readonly records: KafkajsRecord[];
   /** The budget ran out inside this batch: nothing after its last record may be handed over. */
   readonly cut: boolean;
+  /** The batch's last record before the fetch offset, when it had any. */
+  readonly lastBefore?: KafkajsRecord | undefined;
 }
 
 async function decodeCompressedBatch(
@@ -157,25 +164,29 @@ async function decodeCompressedBatch(
     magicByte,
   };
   const count = batch.readInt32();
+  if (count <= 0) return { records: [], cut: false };
   // Records with a smaller offset delta are before the fetch offset: kafkajs would drop them.
-  const firstWanted = fetchOffset === undefined ? 0n : fetchOffset - BigInt(firstOffset);
-  if (count <= 0 || firstWanted > BigInt(lastOffsetDelta)) return { records: [], cut: false };
-  const firstWantedDelta = Number(firstWanted);
-  const splitter = new RecordSplitter(limits);
+  const firstWanted = Number(fetchOffset === undefined ? 0n : fetchOffset - BigInt(firstOffset));
+  const splitter = new RecordSplitter(limits, count);
+  const decoded = (piece: SplitRecord | undefined) =>
+    piece && recordDecoder(new KafkajsDecoderClass(piece.body), context);
   const records: KafkajsRecord[] = [];
-  let seen = 0;
+  let lastBefore: SplitRecord | undefined;
   try {
     for await (const chunk of decompressedChunks(attributes & CODEC_MASK, batch.readAll())) {
       for (const piece of splitter.push(chunk)) {
-        if (seen === count) break;
-        seen += 1;
-        if (piece.offsetDelta < firstWantedDelta) continue;
-        if (!budget.admit(piece.body.length)) return { records, cut: true };
+        if (piece.offsetDelta < firstWanted) {
+          lastBefore = piece;
+          continue;
+        }
+        if (!budget.admit(piece.body.length)) {
+          return { records, cut: true, lastBefore: decoded(lastBefore) };
+        }
         if (piece.oversizedBytes !== undefined) boundedDecodingCounts.standIns += 1;
         records.push(recordDecoder(new KafkajsDecoderClass(piece.body), context));
       }
       // Bytes after the last declared record are ignored, as kafkajs ignores them.
-      if (seen === count) break;
+      if (splitter.done) break;
     }
   } catch (error: unknown) {
     if (error instanceof RecordSplitError) {
@@ -185,12 +196,13 @@ async function decodeCompressedBatch(
     }
     throw error;
   }
+  const seen = splitter.read;
   if (seen < count) {
     throw new CodecError(
       `record batch at offset ${firstOffset} holds ${seen} of the ${count} records it declares`,
     );
   }
-  return { records, cut: false };
+  return { records, cut: false, lastBefore: decoded(lastBefore) };
 }
 
 /**
@@ -212,6 +224,10 @@ export async function decodePartitionRecords(
     return messageSetDecoder(set, size);
   }
   const records: KafkajsRecord[] = [];
+  // The last record before the fetch offset, handed over only when nothing after it is:
+  // kafkajs steps over a fetch offset that compaction removed (its batch still ends past
+  // it) only when it sees a record below it, so the partition would stop there otherwise.
+  let lastBefore: KafkajsRecord | undefined;
   while (set.canReadBytes(RECORD_BATCH_OVERHEAD)) {
     const start = set.offset;
     const length = buffer.readInt32BE(start + 8);
@@ -226,11 +242,13 @@ export async function decodePartitionRecords(
     if (budget.spent) break;
     const outcome = await decodeCompressedBatch(set, fetchOffset, budget, limits);
     for (const record of outcome.records) records.push(record);
+    lastBefore = outcome.lastBefore ?? lastBefore;
     if (outcome.cut) {
       budget.cut = true;
       boundedDecodingCounts.cuts += 1;
       break;
     }
   }
+  if (records.length === 0 && lastBefore !== undefined) records.push(lastBefore);
   return records;
 }

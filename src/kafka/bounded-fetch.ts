@@ -31,9 +31,13 @@ export interface TopicReadLimits {
   readonly decompressedMaxBytes: number;
 }
 
-/** For topics no one set limits for (ferry's own topics read back, tools): the broker's record default. */
+/**
+ * For topics no one set limits for (ferry's own topics read back: dead letters, the
+ * control topic; tools): records come whole, as kafkajs would hand them over, and one
+ * answer keeps 8 MiB of them.
+ */
 export const DEFAULT_READ_LIMITS: TopicReadLimits = {
-  recordMaxBytes: 1024 * 1024,
+  recordMaxBytes: Number.POSITIVE_INFINITY,
   decompressedMaxBytes: 8 * 1024 * 1024,
 };
 
@@ -51,7 +55,8 @@ export function setTopicReadLimits(topic: string, limits: TopicReadLimits): void
   limitsByTopic.set(topic, limits);
 }
 
-function splitterLimits(limits: TopicReadLimits): SplitterLimits {
+/** How records of a topic with `limits` are split: whole up to the limit and 64 KiB, stand-ins above. */
+export function splitterLimits(limits: TopicReadLimits): SplitterLimits {
   return {
     wholeRecordMaxBytes: limits.recordMaxBytes + KEPT_PART_MAX_BYTES,
     keptPartMaxBytes: KEPT_PART_MAX_BYTES,
@@ -74,7 +79,10 @@ export interface Oversized {
 export function oversizedOf(
   headers: Readonly<Record<string, unknown>> | undefined,
 ): Oversized | undefined {
-  const marker = headers?.[MARKER_HEADER];
+  // A producer's own header of that name comes first: kafkajs then makes an array, and
+  // the stand-in's marker is its last element.
+  const value = headers?.[MARKER_HEADER];
+  const marker = Array.isArray(value) ? value.at(-1) : value;
   if (!Buffer.isBuffer(marker)) return undefined;
   const text = marker.toString('latin1');
   if (!text.startsWith(MARKER_PREFIX)) return undefined;

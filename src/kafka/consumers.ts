@@ -90,7 +90,7 @@ export class BatchConsumer {
     this.#consumer = consumer;
     this.#options = options;
     setTopicReadLimits(options.topic, {
-      recordMaxBytes: options.recordMaxBytes ?? DEFAULT_READ_LIMITS.recordMaxBytes,
+      recordMaxBytes: options.recordMaxBytes ?? 1024 * 1024,
       decompressedMaxBytes:
         options.maxDecompressedBytes ?? DEFAULT_READ_LIMITS.decompressedMaxBytes,
     });

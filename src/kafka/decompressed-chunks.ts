@@ -6,7 +6,7 @@
  */
 
 import type { Transform } from 'node:stream';
-import { createGunzip, createZstdDecompress } from 'node:zlib';
+import { constants, createGunzip, createZstdDecompress } from 'node:zlib';
 import { CodecError } from './codec-error.ts';
 import { lz4FrameChunks } from './lz4-frame-reader.ts';
 import { snappyChunks } from './snappy-stream.ts';
@@ -21,6 +21,12 @@ export const CODEC_NAMES: Readonly<Record<number, string>> = {
 
 /** zlib's output per chunk: records are small next to it, chunks few. */
 const ZLIB_CHUNK_BYTES = 64 * 1024;
+/**
+ * The largest zstd window a frame may ask the decoder to keep, as a power of two: 32 MiB.
+ * Kafka clients compress at levels that use 8 MiB at most; a frame asking for more
+ * (up to 2 GiB) would hold memory outside every bound, so it is refused as damaged.
+ */
+const ZSTD_WINDOW_LOG_MAX = 25;
 
 async function* zlibChunks(
   stream: Transform,
@@ -63,7 +69,14 @@ export function decompressedChunks(codec: number, input: Buffer): AsyncGenerator
     case 3:
       return syncChunks(lz4FrameChunks(input), 'lz4');
     case 4:
-      return zlibChunks(createZstdDecompress({ chunkSize: ZLIB_CHUNK_BYTES }), input, 'zstd');
+      return zlibChunks(
+        createZstdDecompress({
+          chunkSize: ZLIB_CHUNK_BYTES,
+          params: { [constants.ZSTD_d_windowLogMax]: ZSTD_WINDOW_LOG_MAX },
+        }),
+        input,
+        'zstd',
+      );
     default:
       throw new CodecError(`unknown compression codec ${codec}`);
   }

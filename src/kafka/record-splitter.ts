@@ -225,11 +225,25 @@ function* readOversized(cursor: Cursor, length: number, limits: SplitterLimits):
 export class RecordSplitter {
   readonly #cursor = new Cursor();
   readonly #limits: SplitterLimits;
+  /** Records the batch declares: bytes after the last of them are not looked at. */
+  readonly #count: number;
+  #read = 0;
   /** The record being read across chunks, if any. */
   #pending: Read<SplitRecord> | undefined;
 
-  constructor(limits: SplitterLimits) {
+  constructor(limits: SplitterLimits, count = Number.POSITIVE_INFINITY) {
     this.#limits = limits;
+    this.#count = count;
+  }
+
+  /** Records read so far. */
+  get read(): number {
+    return this.#read;
+  }
+
+  /** Whether every declared record was read. */
+  get done(): boolean {
+    return this.#read >= this.#count;
   }
 
   /** Adds the next chunk; returns the records completed by it. */
@@ -238,12 +252,13 @@ export class RecordSplitter {
     cursor.chunk = chunk;
     cursor.pos = 0;
     const records: SplitRecord[] = [];
-    while (cursor.available > 0) {
+    while (cursor.available > 0 && !this.done) {
       if (this.#pending === undefined) {
         // Most records lie whole in one chunk: read those without the resumable reader.
         const whole = this.#wholeAt(chunk, cursor.pos);
         if (whole !== undefined) {
           records.push(whole.record);
+          this.#read += 1;
           cursor.pos = whole.end;
           continue;
         }
@@ -252,6 +267,7 @@ export class RecordSplitter {
       const step = this.#pending.next();
       if (step.done) {
         records.push(step.value);
+        this.#read += 1;
         this.#pending = undefined;
       }
     }

@@ -7,9 +7,8 @@
  * length-prefixed blocks); librdkafka (kcat) and franz-go write one raw block for the
  * whole records section. A raw block is a varint of its decompressed length, then
  * literals and copies; a copy reaches back into what was already decompressed.
- * Compressors cut their input into 64 KiB fragments that copies never cross (the
- * reference implementation, Go's, xerial's through it, and snappyjs), so keeping the
- * last WINDOW bytes is enough; a copy reaching further is refused as damage.
+ * Only the last SNAPPY_WINDOW bytes are kept for the copies to read back into; a copy
+ * reaching further is refused as damage.
  */
 import { CodecError } from './codec-error.ts';
 
@@ -17,10 +16,17 @@ import { CodecError } from './codec-error.ts';
 const XERIAL_MAGIC = Buffer.from([0x82, 0x53, 0x4e, 0x41, 0x50, 0x50, 0x59, 0x00]);
 /** Magic, then the stream version and the oldest compatible version, big-endian int32s. */
 const XERIAL_HEADER_LENGTH = XERIAL_MAGIC.length + 8;
-/** How far back a copy may reach: sixteen times what any known compressor needs. */
-export const SNAPPY_WINDOW = 1024 * 1024;
+/**
+ * How far back a copy may reach. The reference compressor and its ports cut their input
+ * into 64 KiB fragments, but Go's s2 (franz-go's Snappy) matches across a whole block,
+ * so the window covers a batch of up to 8 MiB decompressed, the most any client writes
+ * by default many times over.
+ */
+export const SNAPPY_WINDOW = 8 * 1024 * 1024;
 /** Bytes decompressed between two hand-outs: the largest piece handed out. */
 export const FLUSH_BYTES = 256 * 1024;
+/** The window starts this small and grows as output needs it: most batches are small. */
+const FIRST_CAPACITY = 64 * 1024;
 
 function damaged(reason: string): never {
   throw new CodecError(`snappy: ${reason}`);
@@ -28,7 +34,7 @@ function damaged(reason: string): never {
 
 /** Where decompressed bytes go: a window the copies read back into, handed out in pieces. */
 class Window {
-  readonly bytes = new Uint8Array(SNAPPY_WINDOW + FLUSH_BYTES);
+  bytes = new Uint8Array(FIRST_CAPACITY);
   /** End of the decompressed bytes in `bytes`. */
   end = 0;
   /** Start of what was not handed out yet. */
@@ -36,8 +42,20 @@ class Window {
   /** Bytes decompressed in all. */
   total = 0;
 
+  /** Whether the window is as large as it gets and full. */
   get full(): boolean {
-    return this.end >= this.bytes.length;
+    return this.end >= SNAPPY_WINDOW + FLUSH_BYTES;
+  }
+
+  /** Room for `bytes` more, growing up to its largest size. */
+  reserve(bytes: number): void {
+    const needed = this.end + bytes;
+    if (needed <= this.bytes.length) return;
+    const grown = new Uint8Array(
+      Math.min(SNAPPY_WINDOW + FLUSH_BYTES, Math.max(needed, this.bytes.length * 2)),
+    );
+    grown.set(this.bytes.subarray(0, this.end));
+    this.bytes = grown;
   }
 
   /** What was decompressed since the last hand-out; valid until the next write. */
@@ -123,11 +141,14 @@ function* rawBlockChunks(src: Uint8Array, out: Window): Generator<Uint8Array, vo
       // Full only right after a hand-out (the window is a whole number of hand-outs).
       if (out.full) out.slide();
       const room = Math.min(left, FLUSH_BYTES - (out.end - out.pending));
-      if (offset === 0) {
+      out.reserve(room);
+      if ((tag & 3) === 0) {
         out.bytes.set(src.subarray(s, s + room), out.end);
         s += room;
       } else {
-        if (offset > out.total - blockStart) damaged(`a copy reaches back ${offset} bytes`);
+        if (offset === 0 || offset > out.total - blockStart) {
+          damaged(`a copy reaches back ${offset} bytes`);
+        }
         if (offset > out.end) damaged(`a copy reaches back ${offset} bytes, past ${SNAPPY_WINDOW}`);
         const from = out.end - offset;
         if (offset >= room) {

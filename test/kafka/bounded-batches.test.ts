@@ -158,12 +158,17 @@ for (const codec of [1, 2, 3, 4]) {
     const theirs = await kafkajsDecode(set);
     for (const fetchOffset of [100n, 101n, 117n, 129n, 130n, 145n, 159n, 160n]) {
       const { records } = await ferryDecode(set, fetchOffset, 1024 * 1024 * 1024);
-      const expected = theirs.filter((r) => BigInt(String(r.offset)) >= fetchOffset);
+      const wanted = (r: KafkajsRecord) => BigInt(String(r.offset)) >= fetchOffset;
       assert.deepEqual(
-        records.map((r) => r.offset),
-        expected.map((r) => r.offset),
+        records.filter(wanted).map((r) => r.offset),
+        theirs.filter(wanted).map((r) => r.offset),
         `from ${fetchOffset}`,
       );
+      // Below the fetch offset: nothing, or the last record before it when nothing is after
+      // it (so kafkajs steps over an offset that compaction removed, as it does itself).
+      const before = records.filter((r) => !wanted(r)).map((r) => String(r.offset));
+      const expected = records.some(wanted) ? [] : [String(fetchOffset - 1n)];
+      assert.deepEqual(before, expected, `below ${fetchOffset}`);
     }
   });
 
@@ -203,4 +208,59 @@ test("kafkajs's own decoding holds a whole decompressed value, ferry's none of i
   const { records } = await ferryDecode(set, undefined, 8 * 1024 * 1024);
   assert.equal(records[0]?.value, null, 'ferry: a stand-in');
   assert.ok((records[0]?.headers as Record<string, Buffer> | undefined)?.[MARKER], 'marked');
+});
+
+test('a fetch offset that compaction removed is stepped over as kafkajs steps over it', async () => {
+  // A batch of offsets 100-109 whose last five records the log cleaner removed: the batch
+  // still says it ends at 109, and kafkajs fetches from 105.
+  const kept = plainRecords(5, 10).map((r, i) =>
+    Record({ offsetDelta: i, timestampDelta: i, key: r.key, value: Buffer.from('{}') }),
+  );
+  const batch = await RecordBatch({
+    compression: 1,
+    firstOffset: 100n,
+    firstTimestamp: 1_700_000_000_000,
+    lastOffsetDelta: 9,
+    records: kept,
+  });
+  const size = Buffer.alloc(4);
+  size.writeInt32BE(batch.buffer.length);
+  const set = Buffer.concat([size, batch.buffer]);
+  const Batch = require('kafkajs/src/consumer/batch') as new (
+    topic: string,
+    fetchedOffset: string,
+    data: Record<string, unknown>,
+  ) => { isEmptyDueToLogCompactedMessages(): boolean; lastOffset(): string };
+  const partition = (messages: KafkajsRecord[]) =>
+    new Batch('t', '105', {
+      partition: 0,
+      highWatermark: '120',
+      messages,
+      abortedTransactions: [],
+    });
+  const ours = partition((await ferryDecode(set, 105n, 1024 * 1024)).records);
+  const theirs = partition(await kafkajsDecode(set));
+  assert.equal(theirs.isEmptyDueToLogCompactedMessages(), true);
+  assert.equal(ours.isEmptyDueToLogCompactedMessages(), true, 'kafkajs steps over it');
+  assert.equal(ours.lastOffset(), theirs.lastOffset());
+});
+
+test('a producer header named like the stand-in marker does not hide a stand-in', async () => {
+  const { inbound } = await import('../../src/kafka/records.ts');
+  const { splitterLimits } = await import('../../src/kafka/bounded-fetch.ts');
+  const real = splitterLimits({ recordMaxBytes: RECORD_MAX, decompressedMaxBytes: 1 << 30 });
+  const set = await recordSet(1, [
+    [
+      {
+        key: Buffer.from('k'),
+        value: Buffer.alloc(RECORD_MAX * 100, 'x'),
+        headers: { [real.marker]: Buffer.from('the producer said so') },
+      },
+    ],
+  ]);
+  const budget = new DecompressionBudget(1 << 30);
+  const [record] = await decodePartitionRecords(new KafkajsDecoderClass(set), 100n, budget, real);
+  const mapped = inbound('t', 0, record as never);
+  assert.equal(mapped.oversized?.valueBytes, RECORD_MAX * 100);
+  assert.equal(mapped.value, null);
 });

@@ -98,3 +98,10 @@ test('bytes that are not records are a RecordSplitError', () => {
   const varint = new RecordSplitter(limits);
   assert.throws(() => varint.push(Buffer.alloc(12, 0xff)), RecordSplitError);
 });
+
+test('bytes after the records a batch declares are not read', () => {
+  const splitter = new RecordSplitter(limits, 2);
+  const records = splitter.push(Buffer.concat([section, Buffer.from([0xff, 0xff, 0x01])]));
+  assert.equal(records.length, 2);
+  assert.equal(splitter.done, true);
+});
