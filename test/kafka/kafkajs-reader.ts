@@ -2,15 +2,19 @@
  * A bare kafkajs consumer in a process of its own, so that no codec ferry registers
  * in the test process reaches it: reads `count` records of a topic from the beginning
  * and prints one JSON line, `{"values":[...]}`, or `{"crash":"message"}` when kafkajs
- * gives up. With `--ferry-codecs` it registers ferry's codecs first.
+ * gives up. With `--ferry-codecs` it loads ferry's codecs (and bounded decoding) first.
  *
  * Usage: node test/kafka/kafkajs-reader.ts BROKERS TOPIC COUNT [--ferry-codecs]
  */
 import kafkajs from 'kafkajs';
-import { registerCompressionCodecs } from '../../src/kafka/compression.ts';
 
 const [brokers = '', topic = '', countText = '1', flag] = process.argv.slice(2);
-if (flag === '--ferry-codecs') registerCompressionCodecs();
+// Loaded only when asked for: ferry's kafka modules also put its bounded decoding of
+// compressed batches under kafkajs, which reads every codec itself.
+if (flag === '--ferry-codecs') {
+  const { registerCompressionCodecs } = await import('../../src/kafka/compression.ts');
+  registerCompressionCodecs();
+}
 
 const kafka = new kafkajs.Kafka({
   clientId: 'kafkajs-reader',
