@@ -90,7 +90,7 @@ try {
   );
   const run = collector.track(commands);
   if (rate === 0) await generator.burst('drain.commands', commands, (c, t) => run.sent(c, t));
-  const httpPort = await freePort();
+  const opsPort = await freePort();
   const entryKind = ferryEntryKind(process.env.FERRY_BENCH_FROM);
   const entry = ferryEntryArgs(root, entryKind);
   const ferry = new BenchChild({
@@ -115,7 +115,9 @@ try {
       FERRY_API_KEY: 'bench-api-key-0123456789',
       FERRY_SYNC_BASE_URL: emulator.url,
       FERRY_HTTP_HOST: '127.0.0.1',
-      FERRY_HTTP_PORT: String(httpPort),
+      FERRY_HTTP_PORT: String(await freePort()),
+      FERRY_OPS_HOST: '127.0.0.1',
+      FERRY_OPS_PORT: String(opsPort),
       FERRY_GRPC_HOST: '127.0.0.1',
       FERRY_GRPC_PORT: String(await freePort()),
       FERRY_ADMIN_LOOPBACK_ONLY: 'true',
@@ -124,8 +126,8 @@ try {
     },
   });
   children.push(ferry);
-  const metrics = `http://127.0.0.1:${httpPort}/metrics`;
-  await ferry.waitUntil('ready', () => answers200(`http://127.0.0.1:${httpPort}/readyz`), 90_000);
+  const metrics = `http://127.0.0.1:${opsPort}/metrics`;
+  await ferry.waitUntil('ready', () => answers200(`http://127.0.0.1:${opsPort}/readyz`), 90_000);
   const ready = ferry.usage();
   const readyHeap = await heapUsed(metrics);
   const startedAt = Date.now();

@@ -52,7 +52,7 @@ try {
     },
   });
   children.push(emulator);
-  const httpPort = await freePort();
+  const opsPort = await freePort();
   const ferry = new BenchChild({
     name: 'ferry',
     cwd: root,
@@ -65,7 +65,9 @@ try {
       FERRY_API_KEY: BENCH_API_KEY,
       FERRY_SYNC_BASE_URL: `http://127.0.0.1:${emulatorPort}`,
       FERRY_HTTP_HOST: '127.0.0.1',
-      FERRY_HTTP_PORT: String(httpPort),
+      FERRY_HTTP_PORT: String(await freePort()),
+      FERRY_OPS_HOST: '127.0.0.1',
+      FERRY_OPS_PORT: String(opsPort),
       FERRY_GRPC_HOST: '127.0.0.1',
       FERRY_GRPC_PORT: String(await freePort()),
       FERRY_ADMIN_LOOPBACK_ONLY: 'true',
@@ -73,7 +75,7 @@ try {
     },
   });
   children.push(ferry);
-  await ferry.waitUntil('ready', () => answers200(`http://127.0.0.1:${httpPort}/readyz`), 90_000);
+  await ferry.waitUntil('ready', () => answers200(`http://127.0.0.1:${opsPort}/readyz`), 90_000);
   const ready = ferry.usage();
   await sleep(idleSeconds * 1000);
   const idle = ferry.usage();
@@ -82,7 +84,7 @@ try {
     `ferry idle: RSS ${mib(ready?.rssBytes)} MiB when ready, ${mib(idle?.rssBytes)} MiB after ` +
       `${idleSeconds} s idle (peak ${mib(idle?.peakRssBytes)} MiB), CPU ` +
       `${(((idle?.cpuSeconds ?? 0) - (ready?.cpuSeconds ?? 0)) * 1000).toFixed(0)} ms over the idle time, ` +
-      `V8 heap used ${mib(await heapUsed(`http://127.0.0.1:${httpPort}/metrics`))} MiB`,
+      `V8 heap used ${mib(await heapUsed(`http://127.0.0.1:${opsPort}/metrics`))} MiB`,
   );
 } finally {
   for (const child of children.reverse()) await child.stop(10_000);

@@ -162,6 +162,7 @@ export async function runReceiptsBench(
   context.createdTopics.push(topics.status, topics.unparsed);
   const httpPort = await freePort();
   const origin = `http://127.0.0.1:${httpPort}`;
+  const opsOrigin = `http://127.0.0.1:${await freePort()}`;
   const ferry = new BenchChild({
     name: 'ferry',
     cwd: context.root,
@@ -187,6 +188,12 @@ export async function runReceiptsBench(
       FERRY_CALLBACK_TOKEN: TOKEN,
       FERRY_HTTP_HOST: '127.0.0.1',
       FERRY_HTTP_PORT: String(httpPort),
+      // The load generator is one client standing for a gateway's many senders: the
+      // per-client cap (64) would bound the very concurrency measured, and refuse a sender
+      // whose new connection arrives before its old one is seen closed.
+      FERRY_HTTP_MAX_CONNECTIONS_PER_CLIENT: String(settings.concurrency * 2),
+      FERRY_OPS_HOST: '127.0.0.1',
+      FERRY_OPS_PORT: new URL(opsOrigin).port,
       FERRY_GRPC_HOST: '127.0.0.1',
       FERRY_GRPC_PORT: String(await freePort()),
       FERRY_ADMIN_LOOPBACK_ONLY: 'true',
@@ -195,7 +202,7 @@ export async function runReceiptsBench(
   });
   let ferryFigures: LoadFigures;
   try {
-    await ferry.waitUntil('readiness', () => answers200(`${origin}/readyz`), 60_000);
+    await ferry.waitUntil('readiness', () => answers200(`${opsOrigin}/readyz`), 60_000);
     await load(origin, warmup);
     ferryFigures = await measure(ferry, () => load(origin, measured));
   } finally {

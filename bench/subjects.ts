@@ -67,7 +67,7 @@ export interface StartedSubject {
 }
 
 async function startFerry(s: SubjectStart): Promise<StartedSubject> {
-  const httpPort = await freePort();
+  const opsPort = await freePort();
   const child = new BenchChild({
     name: 'ferry',
     cwd: s.root,
@@ -90,7 +90,9 @@ async function startFerry(s: SubjectStart): Promise<StartedSubject> {
       FERRY_API_KEY: s.apiKey,
       FERRY_SYNC_BASE_URL: s.gatewayUrl,
       FERRY_HTTP_HOST: '127.0.0.1',
-      FERRY_HTTP_PORT: String(httpPort),
+      FERRY_HTTP_PORT: String(await freePort()),
+      FERRY_OPS_HOST: '127.0.0.1',
+      FERRY_OPS_PORT: String(opsPort),
       FERRY_GRPC_HOST: '127.0.0.1',
       FERRY_GRPC_PORT: String(await freePort()),
       FERRY_ADMIN_LOOPBACK_ONLY: 'true',
@@ -108,10 +110,10 @@ async function startFerry(s: SubjectStart): Promise<StartedSubject> {
     ready: (timeoutMs) =>
       child.waitUntil(
         'readiness',
-        () => answers200(`http://127.0.0.1:${httpPort}/readyz`),
+        () => answers200(`http://127.0.0.1:${opsPort}/readyz`),
         timeoutMs,
       ),
-    metricsUrl: `http://127.0.0.1:${httpPort}/metrics`,
+    metricsUrl: `http://127.0.0.1:${opsPort}/metrics`,
   };
 }
 

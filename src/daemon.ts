@@ -6,14 +6,14 @@ import { readKafkaSecurity } from './config/kafka-security.ts';
 import { FleetControl } from './fleet/fleet-control.ts';
 import { FleetReplay } from './fleet/replay-lock.ts';
 import { newReplicaId, packageVersion } from './fleet/replica-id.ts';
-import { HttpServer } from './http/http-server.ts';
+import { type ConnectionRefusal, HttpServer } from './http/http-server.ts';
 import { ControlTopic } from './kafka/control-topic.ts';
 import { DeadLetterReader } from './kafka/dead-letter-reader.ts';
 import { KafkaAccessCheck } from './kafka/kafka-access.ts';
 import { KafkaClient, type RecordProducer } from './kafka/kafka-client.ts';
 import { type HealthSource, registerOpsRoutes } from './observability/health.ts';
 import type { Logger } from './observability/logger.ts';
-import type { FerryMetrics } from './observability/metrics.ts';
+import type { FerryMetrics, HttpPortLabel } from './observability/metrics.ts';
 import type { Tracer } from './observability/tracing.ts';
 import { BalancePoller } from './pipeline/balance-poller.ts';
 import { fetchSizes } from './pipeline/in-flight-budget.ts';
@@ -45,7 +45,10 @@ export class Daemon implements HealthSource {
   readonly gatewayHttp: GatewayHttp;
   readonly gateway: GatewayClient;
   readonly pipeline: Pipeline;
+  /** The public port (FERRY_HTTP_PORT): the gateway's callbacks. */
   readonly http: HttpServer;
+  /** The operations port (FERRY_OPS_PORT): `/metrics` and the health probes. */
+  readonly ops: HttpServer;
   readonly #balance: BalancePoller;
   /** Publishes status events; only when callbacks are on (FERRY_CALLBACK_TOKEN). */
   readonly #statusProducer: RecordProducer | undefined;
@@ -147,12 +150,30 @@ export class Daemon implements HealthSource {
       onCrash: (error) => options.onFatal(error),
       tracer: options.tracer,
     });
+    // One server per audience: whatever load reaches the public callback route, the
+    // kubelet's probes and Prometheus are answered on a port of their own. Both are bounded
+    // the same way, each on its own.
+    const bounds = (port: HttpPortLabel) => ({
+      maxConnections: config.FERRY_HTTP_MAX_CONNECTIONS,
+      maxConnectionsPerClient: config.FERRY_HTTP_MAX_CONNECTIONS_PER_CLIENT,
+      maxHeaderBytes: config.FERRY_HTTP_MAX_HEADER_BYTES,
+      onConnectionRefused: (reason: ConnectionRefusal) =>
+        metrics.httpConnectionsRefused.inc({ port, reason }),
+    });
+    this.ops = new HttpServer({
+      name: 'ops',
+      host: config.FERRY_OPS_HOST,
+      port: config.FERRY_OPS_PORT,
+      logger,
+      ...bounds('ops'),
+    });
+    registerOpsRoutes(this.ops, { metrics, health: this });
     this.http = new HttpServer({
+      name: 'http',
       host: config.FERRY_HTTP_HOST,
       port: config.FERRY_HTTP_PORT,
       logger,
-      maxConnections: config.FERRY_HTTP_MAX_CONNECTIONS,
-      maxHeaderBytes: config.FERRY_HTTP_MAX_HEADER_BYTES,
+      ...bounds('http'),
       // A callback that misses the route (a public URL set with /callbacks twice, an
       // old path) is a lost delivery receipt: counted, so an alert can see it.
       onNotFound: (pathname) => {
@@ -161,7 +182,6 @@ export class Daemon implements HealthSource {
         }
       },
     });
-    registerOpsRoutes(this.http, { metrics, health: this });
     if (config.FERRY_CALLBACK_TOKEN) {
       this.#statusProducer = this.kafka.createProducer();
       this.#callbacks = new CallbackReceiver({
@@ -282,12 +302,17 @@ export class Daemon implements HealthSource {
     return { ready: reasons.length === 0, reasons };
   }
 
-  /** Checks Kafka access (creating missing topics), then starts HTTP, the pipeline and the pollers. @throws FerryError. */
+  /**
+   * Starts the operations port first (the probes answer while Kafka is checked), then the
+   * callbacks' port, checks Kafka access (creating missing topics), then the pipeline and
+   * the pollers. @throws FerryError.
+   */
   async start(): Promise<void> {
     if (this.#state !== 'idle') return;
     this.#state = 'starting';
     const { config } = this.#options;
     this.#callbacks?.start();
+    await this.ops.start();
     await this.http.start();
     // Creates missing topics (the control topic compacted, with one partition), checks
     // their settings and every permission ferry needs.
@@ -303,6 +328,7 @@ export class Daemon implements HealthSource {
     this.#log.info(
       {
         httpPort: this.http.port,
+        opsPort: this.ops.port,
         grpcPort: this.admin.port,
         commands: config.FERRY_TOPIC_COMMANDS,
       },
@@ -311,8 +337,9 @@ export class Daemon implements HealthSource {
   }
 
   /**
-   * Stops in order: readiness off, pipeline drained within the grace time,
-   * then HTTP and Kafka. @returns true when the pipeline drained in time.
+   * Stops in order: readiness off, pipeline drained within the grace time, then the
+   * callbacks' port and Kafka; the operations port last, so liveness holds while ferry
+   * drains. @returns true when the pipeline drained in time.
    */
   async stop(): Promise<boolean> {
     if (this.#state === 'stopping' || this.#state === 'stopped') return true;
@@ -328,6 +355,7 @@ export class Daemon implements HealthSource {
     await this.#statusProducer?.disconnect().catch(() => undefined);
     await this.kafka.close();
     await this.gatewayHttp.close();
+    await this.ops.stop();
     this.#kafkaConnected = false;
     this.#state = 'stopped';
     return drained;

@@ -132,8 +132,13 @@ export class CallbackReceiver {
       throw new FerryError('illegal_state', 'the callback receiver was stopped');
     }
     if (!this.#routed) {
-      this.#options.server.route('POST', CALLBACK_ROUTE, (req, res, params) =>
-        this.#handle(req, res, params.token ?? ''),
+      this.#options.server.route(
+        'POST',
+        CALLBACK_ROUTE,
+        (req, res, params) => this.#handle(req, res, params.token ?? ''),
+        // Another method gets 405 only with the right token: without it, the 404 of any
+        // unknown path, so the route does not show itself.
+        { visibleTo: (params) => this.#tokenMatches(params.token ?? '') },
       );
       this.#routed = true;
     }

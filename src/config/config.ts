@@ -158,8 +158,15 @@ export const variables = {
   FERRY_SYNC_BASE_URL: required(httpUrl),
   FERRY_ASYNC_BASE_URL: v(httpUrl),
   FERRY_TRANSPORT: v(oneOf('sync', 'async'), 'sync'),
+  /** The public port: the gateway's callbacks, nothing else. */
   FERRY_HTTP_HOST: v(text, '0.0.0.0'),
   FERRY_HTTP_PORT: v(integer(0, 65_535), 8080),
+  /**
+   * The operations port: `/metrics` and the health probes, apart from the callbacks so that
+   * no load on the public route can fail a liveness probe (and restart the pod).
+   */
+  FERRY_OPS_HOST: v(text, '0.0.0.0'),
+  FERRY_OPS_PORT: v(integer(0, 65_535), 8081),
   FERRY_GRPC_HOST: v(text, '0.0.0.0'),
   FERRY_GRPC_PORT: v(integer(0, 65_535), 50051),
   FERRY_CALLBACK_PUBLIC_URL: v(publicBaseUrl),
@@ -174,8 +181,14 @@ export const variables = {
   FERRY_GRPC_MAX_CONCURRENT_STREAMS: v(integer(1, 10_000), 100),
   /** Health.Watch streams open at once; one more is refused with RESOURCE_EXHAUSTED. */
   FERRY_GRPC_MAX_HEALTH_WATCHES: v(integer(1, 100_000), 100),
-  /** Connections the HTTP server (callbacks, metrics, probes) holds at once; more are closed. */
+  /** Connections each HTTP port (callbacks; metrics and probes) holds at once; more are closed. */
   FERRY_HTTP_MAX_CONNECTIONS: v(integer(1, 1_000_000), 1024),
+  /**
+   * Connections one client (IPv4 address, IPv6 /64) holds at once on each HTTP port; more are
+   * closed at accept, so one client cannot take the port. 0: no per-client cap (behind a
+   * proxy whose own per-client limit stands in for it).
+   */
+  FERRY_HTTP_MAX_CONNECTIONS_PER_CLIENT: v(integer(0, 1_000_000), 64),
   /** Largest request head (request line and headers) on the HTTP server; larger is 431. */
   FERRY_HTTP_MAX_HEADER_BYTES: v(integer(1024, 1024 * 1024), 16 * 1024),
   FERRY_BATCH_MAX_OPS: v(integer(1, 1000), 100),
@@ -275,6 +288,7 @@ function checkCrossFields(config: Config): void {
       `must be below FERRY_KAFKA_SESSION_TIMEOUT_MS (${config.FERRY_KAFKA_SESSION_TIMEOUT_MS}), got ${config.FERRY_REQUEST_TIMEOUT_MS}`,
     );
   }
+  checkDistinctPorts(config);
   if (config.FERRY_RETRY_MAX_MS < config.FERRY_RETRY_BASE_MS) {
     throw new ConfigError('FERRY_RETRY_MAX_MS', 'must not be below FERRY_RETRY_BASE_MS');
   }
@@ -285,6 +299,20 @@ function checkCrossFields(config: Config): void {
       config.FERRY_GRPC_TLS_CERT_FILE ? 'FERRY_GRPC_TLS_KEY_FILE' : 'FERRY_GRPC_TLS_CERT_FILE',
       'TLS needs both a certificate and a key file',
     );
+  }
+}
+
+/** The operations port must be a port of its own (0, a free one picked at start, always is). */
+function checkDistinctPorts(config: Config): void {
+  const ops = config.FERRY_OPS_PORT;
+  if (ops === 0) return;
+  for (const other of ['FERRY_HTTP_PORT', 'FERRY_GRPC_PORT'] as const) {
+    if (config[other] === ops) {
+      throw new ConfigError(
+        'FERRY_OPS_PORT',
+        `must differ from ${other} (${ops}): metrics and health have a port of their own`,
+      );
+    }
   }
 }
 

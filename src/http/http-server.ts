@@ -1,14 +1,17 @@
 /**
- * The one HTTP server on FERRY_HTTP_PORT that the callback receiver, `/metrics`
- * and the health probes share (README, HTTP, metrics and logs). A tiny router over node:http:
- * exact segments and `:name` parameters, 404 for an unknown path, 405 with `Allow`
- * for a known path and another method, 500 when a handler throws, without
- * stopping the server: bad input never stops the flow (README, Guarantees 3).
+ * An HTTP server of ferry's: the daemon runs one per audience (README, HTTP, metrics and
+ * logs), the callback route on FERRY_HTTP_PORT and `/metrics` and the health probes on
+ * FERRY_OPS_PORT, so that no load on the public route can fail a probe. A tiny router over
+ * node:http: exact segments and `:name` parameters, 404 for an unknown path, 405 with `Allow`
+ * for a known path and another method (unless the route hides itself), 500 when a handler
+ * throws, without stopping the server: bad input never stops the flow (README, Guarantees 3).
+ * Connections are bounded per port and per client, and slow clients are cut on time.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { FerryError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
+import { ClientConnections } from './client-connections.ts';
 
 /** Handles one request; `params` holds the `:name` segments of the route, URL-decoded. */
 export type RouteHandler = (
@@ -19,8 +22,26 @@ export type RouteHandler = (
 
 export type HttpMethod = 'GET' | 'POST';
 
+/**
+ * Why a connection was closed at accept: its client already held
+ * `maxConnectionsPerClient`, or the port held `maxConnections`.
+ */
+export type ConnectionRefusal = 'per_client' | 'global';
+
+/** Settings of one route. */
+export interface RouteOptions {
+  /**
+   * For a path that carries a secret (a token segment): a request on the path with another
+   * method gets 405 only when this returns true for its parameters, else the 404 of an
+   * unknown path, so the route does not show itself to whoever lacks the secret.
+   */
+  readonly visibleTo?: (params: Record<string, string>) => boolean;
+}
+
 /** Settings for {@link HttpServer}. */
 export interface HttpServerOptions {
+  /** Which of ferry's servers this is (`http`, `ops`): in its log lines. Default `http`. */
+  readonly name?: string;
   /** Interface to listen on. Default `0.0.0.0` (in a pod the kubelet probes the pod IP). */
   readonly host?: string;
   /** TCP port; 0 picks a free one (tests). */
@@ -34,6 +55,28 @@ export interface HttpServerOptions {
   readonly keepAliveTimeoutMs?: number;
   /** Connections held at once; past it new ones are closed at accept. Default 1024. */
   readonly maxConnections?: number;
+  /**
+   * Connections one client (IPv4 address, IPv6 /64) holds at once; past it its new ones are
+   * closed at accept, so one client cannot take every connection. 0: no per-client cap.
+   * Default 64.
+   */
+  readonly maxConnectionsPerClient?: number;
+  /**
+   * How often open connections are checked against the headers and request timeouts, ms.
+   * node checks only then (its default is 30000), so a client sending its headers slowly
+   * keeps its connection until the check after the timeout. Default 1000.
+   */
+  readonly connectionsCheckingIntervalMs?: number;
+  /**
+   * Connections the kernel completes and queues for the server to accept (capped by the
+   * kernel's somaxconn). While one client floods the port, ferry accepts and resets its
+   * connections one by one; once the queue is full the kernel drops new connections'
+   * handshakes, everyone's alike, and a dropped SYN costs a client 1 s, then 3 s more.
+   * Default 2048: room for twice the default connection cap queued at once (node's is 511).
+   */
+  readonly listenBacklog?: number;
+  /** Hears of every connection closed at accept and why, e.g. to count them. */
+  readonly onConnectionRefused?: (reason: ConnectionRefusal) => void;
   /** Largest request head (request line and headers), bytes; past it 431. Default 16384. */
   readonly maxHeaderBytes?: number;
   /** Hears of every request answered 404 for an unknown path (its path), e.g. to count them. */
@@ -47,7 +90,14 @@ interface Route {
   readonly pattern: string;
   readonly segments: readonly string[];
   readonly handler: RouteHandler;
+  readonly visibleTo: ((params: Record<string, string>) => boolean) | undefined;
 }
+
+const DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 64;
+const DEFAULT_CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
+const DEFAULT_LISTEN_BACKLOG = 2_048;
+/** How long a client answered 400 or 431 has to read the answer and close, ms. */
+const CLIENT_ERROR_LINGER_MS = 1_000;
 
 type State = 'idle' | 'starting' | 'listening' | 'stopping' | 'stopped';
 
@@ -57,6 +107,7 @@ export class HttpServer {
   readonly #logger: Logger;
   readonly #routes: Route[] = [];
   readonly #server: Server;
+  readonly #perClient: ClientConnections | undefined;
   #state: State = 'idle';
   #port = 0;
   #starting: Promise<void> | undefined;
@@ -64,12 +115,19 @@ export class HttpServer {
 
   constructor(options: HttpServerOptions) {
     this.#options = options;
-    this.#logger = options.logger.child({ component: 'http' });
+    this.#logger = options.logger.child({ component: 'http', listener: options.name ?? 'http' });
     const requestTimeout = options.requestTimeoutMs ?? 30_000;
+    const headersTimeout = Math.min(options.headersTimeoutMs ?? 10_000, requestTimeout);
     this.#server = createServer(
       {
         requestTimeout,
-        headersTimeout: Math.min(options.headersTimeoutMs ?? 10_000, requestTimeout),
+        headersTimeout,
+        // Never longer than the headers timeout itself: the timeouts then hold to within
+        // one interval instead of node's default 30 s.
+        connectionsCheckingInterval: Math.min(
+          options.connectionsCheckingIntervalMs ?? DEFAULT_CONNECTIONS_CHECKING_INTERVAL_MS,
+          headersTimeout,
+        ),
         keepAliveTimeout: options.keepAliveTimeoutMs ?? 5_000,
         maxHeaderSize: options.maxHeaderBytes ?? 16 * 1024,
       },
@@ -78,13 +136,34 @@ export class HttpServer {
       },
     );
     // A flood of connections (or slow clients holding them) must not exhaust file
-    // descriptors that Kafka and the gateway connections need.
+    // descriptors that Kafka and the gateway connections need. node closes the ones past
+    // the cap before they reach the server and reports each as `drop`.
     this.#server.maxConnections = options.maxConnections ?? 1024;
+    this.#server.on('drop', () => this.#refused('global'));
+    const perClient = options.maxConnectionsPerClient ?? DEFAULT_MAX_CONNECTIONS_PER_CLIENT;
+    this.#perClient = perClient > 0 ? new ClientConnections(perClient) : undefined;
+    const limit = this.#perClient;
+    if (limit) {
+      // After node's own `connection` listener: the socket is the server's already, so
+      // destroying it runs the server's cleanup as for any closed connection.
+      this.#server.on('connection', (socket: Socket) => this.#admit(limit, socket));
+    }
     this.#server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
       // Malformed requests and timeouts: answer when we still can, never crash.
       this.#logger.debug({ err: error }, 'Bad HTTP request from a client.');
-      if (socket.writable) socket.end(clientErrorAnswer(error.code));
-      else socket.destroy();
+      if (!socket.writable) {
+        socket.destroy();
+        return;
+      }
+      // end() only half-closes: the connection would stay until the client closes its side,
+      // which a client that never reads never does, holding its place for good. A client too
+      // slow to send its request loses it once the answer is out; one whose request was
+      // malformed or too large gets a moment to read why.
+      const timedOut = error.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+      socket.end(clientErrorAnswer(error.code), () => {
+        if (timedOut) socket.destroy();
+      });
+      if (!timedOut) setTimeout(() => socket.destroy(), CLIENT_ERROR_LINGER_MS).unref();
     });
   }
 
@@ -94,7 +173,12 @@ export class HttpServer {
    *
    * @throws FerryError `illegal_state` after start(), or when the same method and pattern exist.
    */
-  route(method: HttpMethod, pattern: string, handler: RouteHandler): void {
+  route(
+    method: HttpMethod,
+    pattern: string,
+    handler: RouteHandler,
+    options: RouteOptions = {},
+  ): void {
     if (this.#state !== 'idle') {
       throw new FerryError('illegal_state', 'routes must be added before the HTTP server starts');
     }
@@ -104,7 +188,13 @@ export class HttpServer {
     if (this.#routes.some((route) => route.method === method && route.pattern === pattern)) {
       throw new FerryError('illegal_state', `route ${method} ${pattern} is already registered`);
     }
-    this.#routes.push({ method, pattern, segments: splitPath(pattern), handler });
+    this.#routes.push({
+      method,
+      pattern,
+      segments: splitPath(pattern),
+      handler,
+      visibleTo: options.visibleTo,
+    });
   }
 
   /**
@@ -128,7 +218,12 @@ export class HttpServer {
         );
       };
       this.#server.once('error', onError);
-      this.#server.listen(this.#options.port, this.#options.host ?? '0.0.0.0', () => {
+      const listening = {
+        port: this.#options.port,
+        host: this.#options.host ?? '0.0.0.0',
+        backlog: this.#options.listenBacklog ?? DEFAULT_LISTEN_BACKLOG,
+      };
+      this.#server.listen(listening, () => {
         this.#server.off('error', onError);
         this.#server.on('error', (error) => {
           this.#logger.error({ err: error }, 'HTTP server error.');
@@ -177,11 +272,46 @@ export class HttpServer {
     return this.#port;
   }
 
+  /**
+   * Connections the client of `address` holds now, as the per-client cap counts them
+   * (undefined without a per-client cap): what a flood test watches.
+   */
+  connectionsOf(address: string): number | undefined {
+    return this.#perClient?.heldBy(address);
+  }
+
   /** `http://host:port` to reach the server; 127.0.0.1 when listening on every interface. */
   get url(): string {
     const host = this.#options.host ?? '0.0.0.0';
     const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
     return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${this.#port}`;
+  }
+
+  /** Closes a new connection whose client already holds its share; counts the rest until they close. */
+  #admit(limit: ClientConnections, socket: Socket): void {
+    const address = socket.remoteAddress;
+    if (address === undefined) {
+      // Gone before it was handed over: nothing to count or refuse.
+      socket.destroy();
+      return;
+    }
+    const release = limit.admit(address);
+    if (release === undefined) {
+      // A reset rather than a close: the client learns at once, and no TIME_WAIT is left
+      // here for each connection of a client that keeps reconnecting.
+      socket.resetAndDestroy();
+      this.#refused('per_client');
+      return;
+    }
+    socket.once('close', release);
+  }
+
+  #refused(reason: ConnectionRefusal): void {
+    try {
+      this.#options.onConnectionRefused?.(reason);
+    } catch {
+      // Counting must not fail the server.
+    }
   }
 
   async #dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -198,7 +328,7 @@ export class HttpServer {
       .map((route) => ({ route, params: matchSegments(route.segments, segments) }))
       .filter((match) => match.params !== undefined);
     if (matches.length === 0) {
-      sendText(res, 404, 'Not Found\n');
+      sendNotFound(res);
       try {
         this.#options.onNotFound?.(pathname);
       } catch {
@@ -208,7 +338,14 @@ export class HttpServer {
     }
     const match = matches.find(({ route }) => route.method === req.method);
     if (match === undefined || match.params === undefined) {
-      const allowed = [...new Set(matches.map(({ route }) => route.method))];
+      const shown = matches.filter(({ route, params }) => isVisible(route, params ?? {}));
+      if (shown.length === 0) {
+        // The route hides itself: the answer of an unknown path, to the byte. Not counted as
+        // a missed path either: the path was right, the method and the secret were not.
+        sendNotFound(res);
+        return;
+      }
+      const allowed = [...new Set(shown.map(({ route }) => route.method))];
       res.setHeader('Allow', allowed.join(', '));
       sendText(res, 405, 'Method Not Allowed\n');
       return;
@@ -224,6 +361,16 @@ export class HttpServer {
       if (!res.headersSent) sendText(res, 500, 'Internal Server Error\n');
       else res.destroy();
     }
+  }
+}
+
+/** Whether a route shows itself (405 with Allow) to a request with `params` and another method. */
+function isVisible(route: Route, params: Record<string, string>): boolean {
+  if (route.visibleTo === undefined) return true;
+  try {
+    return route.visibleTo(params);
+  } catch {
+    return false;
   }
 }
 
@@ -261,6 +408,16 @@ function matchSegments(
     }
   }
   return params;
+}
+
+/**
+ * Answers 404 and closes the connection: a client probing paths pays a new connection for
+ * each, and a body sent with the request is not read. Every 404 of ferry's is this one,
+ * so an unknown path and a hidden route cannot be told apart.
+ */
+export function sendNotFound(res: ServerResponse): void {
+  res.setHeader('Connection', 'close');
+  sendText(res, 404, 'Not Found\n');
 }
 
 /** Writes a small text answer and ends the response. */

@@ -1,7 +1,9 @@
 /**
- * The operations routes on the shared HTTP server (README, HTTP, metrics and logs):
- * `GET /metrics` (Prometheus text format), `GET /healthz` (process alive) and
- * `GET /readyz` (Kafka connected and consumer running). Kubernetes restarts a pod
+ * The operations routes, served on the operations port (FERRY_OPS_PORT) apart from the
+ * public callback route (README, HTTP, metrics and logs): `GET /metrics` (Prometheus text
+ * format), `GET /healthz` (process alive) and `GET /readyz` (Kafka connected and consumer
+ * running). A port of their own, because a flood of the public route that failed the
+ * liveness probe would get the pod restarted by its own kubelet. Kubernetes restarts a pod
  * whose liveness fails and stops routing to one whose readiness fails, so
  * liveness must only fail when a restart helps (a wedged process), never because
  * Kafka or the gateway is down.

@@ -30,6 +30,10 @@ export type CallbackOutcome =
   | 'not_found';
 /** Why the admin API refused a call before it ran: no `authorization: Bearer` metadata, or another token. */
 export type AdminRefusalReason = 'missing_token' | 'wrong_token';
+/** Which of ferry's HTTP ports: `http` (FERRY_HTTP_PORT, callbacks) or `ops` (FERRY_OPS_PORT, metrics and health). */
+export type HttpPortLabel = 'http' | 'ops';
+/** Why a connection was closed at accept: its client held its share, or the port held its cap. */
+export type ConnectionRefusalReason = 'per_client' | 'global';
 /** Why consumption is paused. */
 export type PauseReason = 'operator' | 'access_denied' | 'backpressure' | 'draining';
 /** Which Kafka client reported an error. */
@@ -59,6 +63,11 @@ export const callbackOutcomes: readonly CallbackOutcome[] = [
   'not_found',
 ];
 export const adminRefusalReasons: readonly AdminRefusalReason[] = ['missing_token', 'wrong_token'];
+export const httpPorts: readonly HttpPortLabel[] = ['http', 'ops'];
+export const connectionRefusalReasons: readonly ConnectionRefusalReason[] = [
+  'per_client',
+  'global',
+];
 export const pauseReasons: readonly PauseReason[] = [
   'operator',
   'access_denied',
@@ -96,6 +105,12 @@ export interface FerryMetrics {
   readonly callbacks: Counter<'status' | 'outcome'>;
   /** `ferry_admin_calls_refused_total{reason}`: admin API calls refused for their bearer token, every one (their log lines are rate-limited). */
   readonly adminCallsRefused: Counter<'reason'>;
+  /**
+   * `ferry_http_connections_refused_total{port,reason}`: connections closed at accept, on the
+   * `http` or `ops` port, because their client held FERRY_HTTP_MAX_CONNECTIONS_PER_CLIENT
+   * (`per_client`) or the port held FERRY_HTTP_MAX_CONNECTIONS (`global`).
+   */
+  readonly httpConnectionsRefused: Counter<'port' | 'reason'>;
   /** `ferry_dead_letters_total{reason}`: records written to the dead-letter topic; `reason` the rule of an unreadable record (`not_json`, `too_large`, …), `transport` or `internal`. */
   readonly deadLetters: Counter<'reason'>;
   /** `ferry_internal_errors_total{step}`: records ferry failed on (a bug); `step` `read` or `output`. Each got an `internal error` result and a dead letter. */
@@ -249,6 +264,12 @@ export function createMetrics(registry: Registry = new Registry()): FerryMetrics
       labelNames: ['reason'] as const,
       registers,
     }),
+    httpConnectionsRefused: new Counter({
+      name: 'ferry_http_connections_refused_total',
+      help: 'HTTP connections closed at accept, by port (http, ops) and reason (per_client: the client held its share; global: the port held its cap).',
+      labelNames: ['port', 'reason'] as const,
+      registers,
+    }),
     deadLetters: new Counter({
       name: 'ferry_dead_letters_total',
       help: 'Records written to the dead-letter topic, by reason.',
@@ -376,6 +397,11 @@ export function createMetrics(registry: Registry = new Registry()): FerryMetrics
   metrics.deadLetters.inc({ reason: 'transport' }, 0);
   for (const step of ['read', 'output']) metrics.internalErrors.inc({ step }, 0);
   for (const reason of adminRefusalReasons) metrics.adminCallsRefused.inc({ reason }, 0);
+  for (const port of httpPorts) {
+    for (const reason of connectionRefusalReasons) {
+      metrics.httpConnectionsRefused.inc({ port, reason }, 0);
+    }
+  }
   for (const status of [...knownStatuses, 'other', 'none']) {
     for (const outcome of callbackOutcomes) metrics.callbacks.inc({ status, outcome }, 0);
   }

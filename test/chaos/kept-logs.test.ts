@@ -5,17 +5,29 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { lastHttpPort, saveReplicaMetrics } from './kept-logs.ts';
+import { lastOpsPort, saveReplicaMetrics } from './kept-logs.ts';
 
-const listening = (port: number) =>
-  JSON.stringify({ level: 'info', component: 'http', port, msg: 'HTTP server listening.' });
+const listening = (port: number, listener = 'ops') =>
+  JSON.stringify({
+    level: 'info',
+    component: 'http',
+    listener,
+    port,
+    msg: 'HTTP server listening.',
+  });
 
-test('the port is the one the replica announced last (it may have restarted)', () => {
-  const log = [listening(1111), '{"msg":"ferry is running","port":9}', listening(2222), ''].join(
-    '\n',
-  );
-  assert.equal(lastHttpPort(log), 2222);
-  assert.equal(lastHttpPort('{"msg":"configuration loaded"}\n'), undefined);
+test('the port is the operations port the replica announced last (it may have restarted)', () => {
+  const log = [
+    listening(1111),
+    listening(1112, 'http'),
+    '{"msg":"ferry is running","port":9}',
+    listening(2222),
+    listening(2223, 'http'),
+    '',
+  ].join('\n');
+  assert.equal(lastOpsPort(log), 2222);
+  assert.equal(lastOpsPort(`${listening(3333, 'http')}\n`), undefined, 'not the callbacks port');
+  assert.equal(lastOpsPort('{"msg":"configuration loaded"}\n'), undefined);
 });
 
 test('each replica that answers has its metrics saved beside its log', async (t) => {

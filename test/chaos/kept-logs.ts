@@ -18,11 +18,11 @@ export async function keepRunFiles(
   return kept;
 }
 
-/** The HTTP port a replica's log last said it listens on. */
-export function lastHttpPort(log: string): number | undefined {
+/** The operations port (`/metrics`) a replica's log last said it listens on. */
+export function lastOpsPort(log: string): number | undefined {
   const line = log
     .split('\n')
-    .filter((l) => l.includes('"msg":"HTTP server listening."'))
+    .filter((l) => l.includes('"msg":"HTTP server listening."') && l.includes('"listener":"ops"'))
     .at(-1);
   const port = line === undefined ? undefined : /"port":(\d+)/.exec(line)?.[1];
   return port === undefined ? undefined : Number(port);
@@ -38,7 +38,7 @@ export async function saveReplicaMetrics(dir: string, names: readonly string[]):
   await Promise.all(
     names.map(async (name) => {
       try {
-        const port = lastHttpPort(await readFile(join(dir, `${name}.log`), 'utf8'));
+        const port = lastOpsPort(await readFile(join(dir, `${name}.log`), 'utf8'));
         if (port === undefined) return;
         const response = await fetch(`http://127.0.0.1:${port}/metrics`, {
           signal: AbortSignal.timeout(3_000),

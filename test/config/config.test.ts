@@ -15,6 +15,8 @@ test('defaults fill every variable that is not set', () => {
   assert.equal(config.FERRY_TOPIC_COMMANDS, 'ferry.commands');
   assert.equal(config.FERRY_TRANSPORT, 'sync');
   assert.equal(config.FERRY_HTTP_PORT, 8080);
+  assert.equal(config.FERRY_OPS_PORT, 8081);
+  assert.equal(config.FERRY_OPS_HOST, '0.0.0.0');
   assert.equal(config.FERRY_SYNC_BASE_URL, 'http://127.0.0.1:8090', 'trailing slash removed');
   assert.equal(config.FERRY_ASYNC_BASE_URL, undefined);
   assert.equal(config.FERRY_KAFKA_COMPRESSION, 'none');
@@ -68,6 +70,18 @@ const failures: [Record<string, string>, string][] = [
     'FERRY_CALLBACK_PUBLIC_URL: must not carry a query or a fragment, got "https://example.com/ferry?x=1"',
   ],
   [
+    { ...minimal, FERRY_OPS_PORT: '8080' },
+    'FERRY_OPS_PORT: must differ from FERRY_HTTP_PORT (8080): metrics and health have a port of their own',
+  ],
+  [
+    { ...minimal, FERRY_HTTP_PORT: '9000', FERRY_OPS_PORT: '50051' },
+    'FERRY_OPS_PORT: must differ from FERRY_GRPC_PORT (50051): metrics and health have a port of their own',
+  ],
+  [
+    { ...minimal, FERRY_HTTP_MAX_CONNECTIONS_PER_CLIENT: '-1' },
+    'FERRY_HTTP_MAX_CONNECTIONS_PER_CLIENT: must be between 0 and 1000000, got -1',
+  ],
+  [
     { FERRY_API_KEY: 'k', FERRY_SYNC_BASE_URL: 'http://x' },
     'FERRY_ADMIN_TOKEN: is required unless FERRY_ADMIN_LOOPBACK_ONLY=true binds the admin API to loopback',
   ],
@@ -103,7 +117,16 @@ test('the admin and HTTP surface limits have defaults and bounds', () => {
   assert.equal(config.FERRY_GRPC_MAX_CONCURRENT_STREAMS, 100);
   assert.equal(config.FERRY_GRPC_MAX_HEALTH_WATCHES, 100);
   assert.equal(config.FERRY_HTTP_MAX_CONNECTIONS, 1024);
+  assert.equal(config.FERRY_HTTP_MAX_CONNECTIONS_PER_CLIENT, 64);
   assert.equal(config.FERRY_HTTP_MAX_HEADER_BYTES, 16 * 1024);
+  // 0 turns the per-client cap off; the ops port may be 0 (a free one) with any other.
+  const unbounded = readConfig({
+    ...minimal,
+    FERRY_HTTP_MAX_CONNECTIONS_PER_CLIENT: '0',
+    FERRY_HTTP_PORT: '0',
+    FERRY_OPS_PORT: '0',
+  });
+  assert.equal(unbounded.FERRY_HTTP_MAX_CONNECTIONS_PER_CLIENT, 0);
   assert.equal(
     readConfig({ ...minimal, FERRY_GRPC_MAX_HEALTH_WATCHES: '3' }).FERRY_GRPC_MAX_HEALTH_WATCHES,
     3,

@@ -33,6 +33,12 @@ const workdir = runtime?.body.find((i) => i.keyword === 'WORKDIR')?.args ?? '';
 const entrypoint = JSON.parse(
   runtime?.body.find((i) => i.keyword === 'ENTRYPOINT')?.args ?? '[]',
 ) as string[];
+/** The HEALTHCHECK's command (exec form, after its options): `node -e …`. */
+const healthcheckArgs = JSON.parse(
+  /\bCMD\s+(\[.*\])\s*$/s.exec(
+    runtime?.body.find((i) => i.keyword === 'HEALTHCHECK')?.args ?? '',
+  )?.[1] ?? '[]',
+) as string[];
 const outDir = (
   JSON.parse(readFileSync(join(repoRoot, 'tsconfig.build.json'), 'utf8')) as {
     compilerOptions: { outDir: string };
@@ -103,15 +109,33 @@ test('the compiled build in the image layout prints its version and serves comma
   const setup = await startFerry(t, emulator, {}, testTopics());
   await setup.daemon.stop();
   const httpPort = await freePort();
+  const opsPort = await freePort();
   const ferry = spawnFerry(
     t,
     // With the image's environment, as the container would start it.
-    { ...setup.env, ...stageEnv(runtime), FERRY_HTTP_PORT: String(httpPort) },
+    {
+      ...setup.env,
+      ...stageEnv(runtime),
+      FERRY_HTTP_PORT: String(httpPort),
+      FERRY_OPS_PORT: String(opsPort),
+    },
     { args, cwd: dir },
   );
   await waitForLog(ferry, 'ferry is running', 60_000);
-  const ready = await fetch(`http://127.0.0.1:${httpPort}/readyz`);
+  const ready = await fetch(`http://127.0.0.1:${opsPort}/readyz`);
   assert.equal(ready.status, 200, await ready.text());
+  const elsewhere = await fetch(`http://127.0.0.1:${httpPort}/readyz`);
+  assert.equal(elsewhere.status, 404, 'the probes are on the operations port only');
+  await elsewhere.arrayBuffer();
+  // The image's HEALTHCHECK, as `docker run` would run it: healthy here, not on another port.
+  const healthcheck = (port: number) =>
+    spawnSync(process.execPath, healthcheckArgs.slice(1), {
+      env: { PATH: process.env.PATH ?? '', FERRY_OPS_PORT: String(port) },
+      encoding: 'utf8',
+      timeout: 10_000,
+    }).status;
+  assert.equal(healthcheck(opsPort), 0);
+  assert.equal(healthcheck(httpPort), 1);
   await produce(t, [command(setup.topics.commands, smsOperation(4242))]);
   const [result] = await readRecords(t, setup.topics.results, 1);
   assert.equal(result?.key, '4242');

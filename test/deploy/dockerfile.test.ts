@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { variables } from '../../src/config/config.ts';
 import { parseDockerfile, stageEnv } from '../../tools/deploy/dockerfile.ts';
 import { repoRoot } from './external-tools.ts';
 
@@ -57,7 +58,13 @@ test('the process runs as a numeric non-root user and receives SIGTERM directly'
   assert.equal(argv.join(' '), start, 'the entry is `npm run start:dist` without npm');
   assert.ok(!runtime?.body.some((i) => i.keyword === 'CMD'));
   assert.equal(runtime?.body.find((i) => i.keyword === 'STOPSIGNAL')?.args, 'SIGTERM');
-  assert.match(runtime?.body.find((i) => i.keyword === 'EXPOSE')?.args ?? '', /^8080 50051$/);
+  // The default ports of the callbacks, the operations routes and the admin API.
+  const ports = [variables.FERRY_HTTP_PORT, variables.FERRY_OPS_PORT, variables.FERRY_GRPC_PORT];
+  assert.equal(
+    runtime?.body.find((i) => i.keyword === 'EXPOSE')?.args,
+    ports.map((port) => port.fallback).join(' '),
+  );
+  assert.equal(new Set(ports.map((port) => port.fallback)).size, 3);
 });
 
 test('the runtime environment caps the allocator arenas and is read as the benchmarks read it', () => {

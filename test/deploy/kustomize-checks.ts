@@ -84,19 +84,26 @@ export function checkCommon(dir: string, rendered: Rendered): void {
       `${dir}: no secret in the ConfigMap (${key})`,
     );
   }
-  for (const required of ['FERRY_KAFKA_BROKERS', 'FERRY_SYNC_BASE_URL', 'FERRY_HTTP_PORT']) {
+  for (const required of [
+    'FERRY_KAFKA_BROKERS',
+    'FERRY_SYNC_BASE_URL',
+    'FERRY_HTTP_PORT',
+    'FERRY_OPS_PORT',
+  ]) {
     assert.ok(config[required], `${dir}: ConfigMap sets ${required}`);
   }
 
-  // Ports and probes.
+  // Ports and probes: a port per audience, the probes never on the public callbacks' one.
   const httpPort = Number(config.FERRY_HTTP_PORT);
+  const opsPort = Number(config.FERRY_OPS_PORT);
   const grpcPort = Number(config.FERRY_GRPC_PORT ?? 50051);
   const ports = Object.fromEntries(container.ports.map((port) => [port.name, port.containerPort]));
-  assert.deepEqual(ports, { http: httpPort, grpc: grpcPort });
+  assert.deepEqual(ports, { http: httpPort, ops: opsPort, grpc: grpcPort });
+  assert.equal(new Set([httpPort, opsPort, grpcPort]).size, 3, `${dir}: three distinct ports`);
   assert.equal(grpcPort, 50051);
-  assert.deepEqual(container.livenessProbe?.httpGet, { path: '/healthz', port: 'http' });
-  assert.deepEqual(container.readinessProbe?.httpGet, { path: '/readyz', port: 'http' });
-  assert.deepEqual(container.startupProbe?.httpGet, { path: '/healthz', port: 'http' });
+  assert.deepEqual(container.livenessProbe?.httpGet, { path: '/healthz', port: 'ops' });
+  assert.deepEqual(container.readinessProbe?.httpGet, { path: '/readyz', port: 'ops' });
+  assert.deepEqual(container.startupProbe?.httpGet, { path: '/healthz', port: 'ops' });
 
   // Resources.
   for (const kind of ['requests', 'limits'] as const) {
@@ -131,9 +138,11 @@ export function checkCommon(dir: string, rendered: Rendered): void {
 
   // Services select the pods and name their ports after the container's.
   const httpService = rendered.one('Service', 'ferry');
+  const opsService = rendered.one('Service', 'ferry-ops');
   const grpcService = rendered.one('Service', 'ferry-grpc');
   for (const [service, portName, port] of [
     [httpService, 'http', httpPort],
+    [opsService, 'ops', opsPort],
     [grpcService, 'grpc', grpcPort],
   ] as const) {
     const serviceSpec = service.spec as {
@@ -166,20 +175,31 @@ export function configOf(rendered: Rendered): Labels {
   return (rendered.one('ConfigMap') as unknown as { data: Labels }).data;
 }
 
-/** components/monitoring: the ServiceMonitor scrapes /metrics on the http Service. */
+/**
+ * components/monitoring: the ServiceMonitor scrapes /metrics on the ops Service only, under
+ * the job name the alerts use.
+ */
 export function checkMonitoring(dir: string, rendered: Rendered): void {
   const monitor = rendered.one('ServiceMonitor').spec as {
+    jobLabel?: string;
     selector: { matchLabels: Labels };
     endpoints: { port: string; path: string }[];
   };
-  const httpService = rendered.one('Service', 'ferry');
-  const grpcService = rendered.one('Service', 'ferry-grpc');
-  assert.ok(matches(monitor.selector.matchLabels, httpService.metadata.labels), dir);
-  assert.ok(!matches(monitor.selector.matchLabels, grpcService.metadata.labels), dir);
+  const opsService = rendered.one('Service', 'ferry-ops');
+  assert.ok(matches(monitor.selector.matchLabels, opsService.metadata.labels), dir);
+  for (const other of ['ferry', 'ferry-grpc']) {
+    const service = rendered.one('Service', other);
+    assert.ok(!matches(monitor.selector.matchLabels, service.metadata.labels), `${dir}: ${other}`);
+  }
   assert.deepEqual(
     monitor.endpoints.map((e) => [e.port, e.path]),
-    [['http', '/metrics']],
+    [['ops', '/metrics']],
   );
+  // The job label: the value of the Service label jobLabel names, else the Service's name.
+  const job = monitor.jobLabel
+    ? opsService.metadata.labels?.[monitor.jobLabel]
+    : opsService.metadata.name;
+  assert.equal(job, 'ferry', `${dir}: the alerts select job="ferry"`);
   rendered.one('PrometheusRule');
 }
 

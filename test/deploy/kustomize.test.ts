@@ -82,14 +82,18 @@ test('the production overlay renders and passes the checks', () => {
   for (const kind of ['ServiceMonitor', 'PrometheusRule']) {
     assert.ok(rendered.one(kind).metadata.labels?.release, `${kind} has the release label`);
   }
-  // Only the callback route is public.
+  // Only the callback route is public, on the port that carries nothing else.
   const ingress = rendered.one('Ingress').spec as {
-    rules: { http: { paths: { path: string; backend: { service: { name: string } } }[] } }[];
+    rules: {
+      http: {
+        paths: { path: string; backend: { service: { name: string; port: { name: string } } } }[];
+      };
+    }[];
   };
   const paths = ingress.rules.flatMap((rule) => rule.http.paths);
   assert.deepEqual(
-    paths.map((p) => [p.path, p.backend.service.name]),
-    [['/callbacks/', 'ferry']],
+    paths.map((p) => [p.path, p.backend.service.name, p.backend.service.port.name]),
+    [['/callbacks/', 'ferry', 'http']],
   );
 });
 

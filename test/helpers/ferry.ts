@@ -71,7 +71,8 @@ export interface LoopbackEnvOptions {
 
 /**
  * The FERRY_* variables of a ferry on loopback for tests: its broker, group, topics
- * and gateway, HTTP and gRPC on free ports, admin API on loopback, no balance polling.
+ * and gateway, HTTP (callbacks and operations) and gRPC on free ports, admin API on
+ * loopback, no balance polling.
  */
 export function loopbackEnv(options: LoopbackEnvOptions): Record<string, string> {
   const { topics } = options;
@@ -92,6 +93,8 @@ export function loopbackEnv(options: LoopbackEnvOptions): Record<string, string>
     FERRY_ASYNC_BASE_URL: options.gatewayUrl,
     FERRY_HTTP_HOST: '127.0.0.1',
     FERRY_HTTP_PORT: '0',
+    FERRY_OPS_HOST: '127.0.0.1',
+    FERRY_OPS_PORT: '0',
     FERRY_GRPC_HOST: '127.0.0.1',
     FERRY_GRPC_PORT: '0',
     FERRY_ADMIN_LOOPBACK_ONLY: 'true',

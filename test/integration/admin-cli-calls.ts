@@ -35,8 +35,10 @@ export const DEAD_LETTER = {
 export interface RunningFerry {
   /** `127.0.0.1:port` of its admin API. */
   readonly address: string;
-  /** `http://127.0.0.1:port` of its HTTP server (metrics, callbacks, probes). */
+  /** `http://127.0.0.1:port` of its public HTTP port (callbacks). */
   readonly httpUrl: string;
+  /** `http://127.0.0.1:port` of its operations port (metrics, probes). */
+  readonly opsUrl: string;
 }
 
 /** The running ferry's bounds, small enough for a test to cross them. */
@@ -67,7 +69,8 @@ export async function startRunningFerry(t: TestContext): Promise<RunningFerry> {
   await waitForLog(ferry, 'ferry is running', 60_000);
   const port = /"grpcPort":(\d+)/.exec(ferry.output())?.[1];
   const httpPort = /"httpPort":(\d+)/.exec(ferry.output())?.[1];
-  assert.ok(port && httpPort, 'ferry logged its ports');
+  const opsPort = /"opsPort":(\d+)/.exec(ferry.output())?.[1];
+  assert.ok(port && httpPort && opsPort, 'ferry logged its ports');
   await produce(t, [
     {
       topic: topics.dlq,
@@ -76,7 +79,11 @@ export async function startRunningFerry(t: TestContext): Promise<RunningFerry> {
       headers: { 'ferry-error': DEAD_LETTER.error, 'ferry-delivery': 'unsent' },
     },
   ]);
-  return { address: `127.0.0.1:${port}`, httpUrl: `http://127.0.0.1:${httpPort}` };
+  return {
+    address: `127.0.0.1:${port}`,
+    httpUrl: `http://127.0.0.1:${httpPort}`,
+    opsUrl: `http://127.0.0.1:${opsPort}`,
+  };
 }
 
 type Json = Record<string, unknown>;

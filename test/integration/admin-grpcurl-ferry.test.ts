@@ -106,7 +106,7 @@ describe('grpcurl against a running ferry', async () => {
   });
 
   test('the configured limits and the build info, on the running process (grpcurl, curl)', async (t) => {
-    const { address, httpUrl } = await startRunningFerry(t);
+    const { address, httpUrl, opsUrl } = await startRunningFerry(t);
     const big = JSON.stringify({ template: 'x'.repeat(RUNNING_LIMITS.grpcMaxReceiveBytes) });
     const refused = await grpcurl([
       '-H',
@@ -118,24 +118,21 @@ describe('grpcurl against a running ferry', async () => {
     ]);
     assert.match(refused.stderr, /Code: ResourceExhausted/, refused.stderr);
 
-    const metrics = await curl([`${httpUrl}/metrics`]);
+    const metrics = await curl([`${opsUrl}/metrics`]);
     assert.ok(
       metrics.includes(
         `\nferry_build_info{version="${PACKAGE_VERSION}",node="${process.versions.node}"} 1\n`,
       ),
       'ferry_build_info on /metrics',
     );
+    // Both ports hold the same bound; /metrics is on the operations port only.
     const header = `X-Big: ${'a'.repeat(RUNNING_LIMITS.httpMaxHeaderBytes * 2)}`;
-    const status = await curl([
-      '-o',
-      '/dev/null',
-      '-w',
-      '%{http_code}',
-      '-H',
-      header,
-      `${httpUrl}/metrics`,
-    ]);
-    assert.equal(status, '431');
+    for (const url of [`${opsUrl}/metrics`, `${httpUrl}/callbacks/x`]) {
+      const status = await curl(['-o', '/dev/null', '-w', '%{http_code}', '-H', header, url]);
+      assert.equal(status, '431', url);
+    }
+    const elsewhere = await curl(['-o', '/dev/null', '-w', '%{http_code}', `${httpUrl}/metrics`]);
+    assert.equal(elsewhere, '404', 'the public port serves no metrics');
   });
 });
 

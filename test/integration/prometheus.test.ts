@@ -69,7 +69,7 @@ test('a real Prometheus scrapes ferry and answers queries for its metrics', asyn
   const dir = await mkdtemp(join(tmpdir(), 'ferry-prometheus-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
 
-  // ferry's side: metrics with values, served by the shared HTTP server.
+  // ferry's side: metrics with values, served as on ferry's operations port.
   const logFile = join(dir, 'ferry.log');
   const logger = createLogger({ destination: logFile, level: 'debug', secrets: [API_KEY] });
   const metrics = createMetrics();
@@ -88,7 +88,7 @@ test('a real Prometheus scrapes ferry and answers queries for its metrics', asyn
   metrics.receipts.inc({ channel: 'sms' }, 3);
   metrics.oldestUncommitted.set({ partition: '0' }, 2.5);
   metrics.commandsInDoubt.set(2);
-  const server = new HttpServer({ host: '127.0.0.1', port: 0, logger });
+  const server = new HttpServer({ name: 'ops', host: '127.0.0.1', port: 0, logger });
   registerOpsRoutes(server, {
     metrics,
     health: { live: () => true, ready: () => ({ ready: true, reasons: [] }) },

@@ -44,7 +44,7 @@ function parseExposition(text: string): Sample[] {
 }
 
 async function scrape(ferry: TestFerry): Promise<Sample[]> {
-  const answer = await fetch(`http://127.0.0.1:${ferry.daemon.http.port}/metrics`);
+  const answer = await fetch(`${ferry.daemon.ops.url}/metrics`);
   assert.equal(answer.status, 200);
   return parseExposition(await answer.text());
 }

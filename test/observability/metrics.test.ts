@@ -33,6 +33,7 @@ const expected: Record<keyof Omit<FerryMetrics, 'registry'>, [string, string, st
   results: ['ferry_results_total', 'counter', ['type', 'stage', 'success']],
   partsBilled: ['ferry_parts_billed_total', 'counter', []],
   callbacks: ['ferry_callbacks_total', 'counter', ['status', 'outcome']],
+  httpConnectionsRefused: ['ferry_http_connections_refused_total', 'counter', ['port', 'reason']],
   adminCallsRefused: ['ferry_admin_calls_refused_total', 'counter', ['reason']],
   deadLetters: ['ferry_dead_letters_total', 'counter', ['reason']],
   internalErrors: ['ferry_internal_errors_total', 'counter', ['step']],
@@ -100,6 +101,11 @@ test('the text exposition shows ferry metrics, default metrics and initial serie
   assert.match(text, /^ferry_gateway_access_denied 0$/m);
   assert.match(text, /^ferry_consumption_paused\{reason="access_denied"\} 0$/m);
   assert.match(text, /^ferry_consumer_crashes_total 0$/m);
+  assert.match(
+    text,
+    /^ferry_http_connections_refused_total\{port="http",reason="per_client"\} 0$/m,
+  );
+  assert.match(text, /^ferry_http_connections_refused_total\{port="ops",reason="global"\} 0$/m);
   assert.match(text, /^ferry_admin_calls_refused_total\{reason="missing_token"\} 0$/m);
   assert.match(text, /^ferry_admin_calls_refused_total\{reason="wrong_token"\} 0$/m);
   assert.match(text, /^ferry_callbacks_total\{status="none",outcome="unauthorized"\} 0$/m);
