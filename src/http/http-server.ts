@@ -53,6 +53,14 @@ export interface HttpServerOptions {
   readonly headersTimeoutMs?: number;
   /** Idle keep-alive time of a connection, ms. Default 5000. */
   readonly keepAliveTimeoutMs?: number;
+  /**
+   * A connection with no traffic either way for this long while a request is on it is
+   * closed, ms: a client that asks for answers and stops reading them (pipelined requests
+   * for `/metrics`) would otherwise hold its connection for good, as no other timeout covers
+   * an answer stuck in the send buffer. Above the longest a handler waits (a callback waits
+   * up to 10 s for Kafka). Default 30000.
+   */
+  readonly idleTimeoutMs?: number;
   /** Connections held at once; past it new ones are closed at accept. Default 1024. */
   readonly maxConnections?: number;
   /**
@@ -96,6 +104,7 @@ interface Route {
 const DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 64;
 const DEFAULT_CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
 const DEFAULT_LISTEN_BACKLOG = 2_048;
+const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
 /** How long a client answered 400 or 431 has to read the answer and close, ms. */
 const CLIENT_ERROR_LINGER_MS = 1_000;
 
@@ -139,6 +148,8 @@ export class HttpServer {
     // descriptors that Kafka and the gateway connections need. node closes the ones past
     // the cap before they reach the server and reports each as `drop`.
     this.#server.maxConnections = options.maxConnections ?? 1024;
+    // node destroys a socket whose timeout fires when nobody listens for `timeout`.
+    this.#server.timeout = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     this.#server.on('drop', () => this.#refused('global'));
     const perClient = options.maxConnectionsPerClient ?? DEFAULT_MAX_CONNECTIONS_PER_CLIENT;
     this.#perClient = perClient > 0 ? new ClientConnections(perClient) : undefined;

@@ -6,7 +6,12 @@ import { Writable } from 'node:stream';
 import { type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FerryError } from '../../src/errors.ts';
-import { type ConnectionRefusal, HttpServer, sendJson } from '../../src/http/http-server.ts';
+import {
+  type ConnectionRefusal,
+  HttpServer,
+  sendJson,
+  sendText,
+} from '../../src/http/http-server.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 
 function silentLogger(lines: string[] = []) {
@@ -310,6 +315,43 @@ test('a client sending its headers slowly is cut within headersTimeout and a sec
     freedMs <= headersTimeoutMs + 1_500,
     `both places free ${freedMs} ms after the clients connected`,
   );
+});
+
+test('a client that asks for answers and never reads them is cut after the idle timeout', async (t) => {
+  const idleTimeoutMs = 1_000;
+  const server = new HttpServer({
+    host: '127.0.0.1',
+    port: 0,
+    logger: silentLogger(),
+    idleTimeoutMs,
+    maxConnections: 1,
+    maxConnectionsPerClient: 0,
+  });
+  // An answer larger than the socket buffers, so writing it stalls.
+  server.route('GET', '/metrics', (_req, res) => sendText(res, 200, 'x'.repeat(256 * 1024)));
+  t.after(() => server.stop());
+  await server.start();
+  const greedy = await openFrom(t, server.port, '127.0.0.1');
+  greedy.pause();
+  greedy.write('GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(100));
+  const started = Date.now();
+  let freedMs = 0;
+  while (freedMs === 0 && Date.now() - started < idleTimeoutMs + 5_000) {
+    await sleep(200);
+    const status = await fetch(`${server.url}/metrics`, {
+      headers: { connection: 'close' },
+      signal: AbortSignal.timeout(1_000),
+    }).then(
+      async (answer) => {
+        await answer.arrayBuffer();
+        return answer.status;
+      },
+      () => 0,
+    );
+    if (status === 200) freedMs = Date.now() - started;
+  }
+  assert.ok(freedMs > 0, 'the only place was freed');
+  assert.ok(freedMs <= idleTimeoutMs + 2_000, `freed ${freedMs} ms after the requests`);
 });
 
 /** Every answer curl gets for `args`: the status line, headers without Date, and the body. */
