@@ -19,6 +19,7 @@ import {
   sendersResponse,
 } from './admin-payloads.ts';
 import { RpcError } from './admin-status.ts';
+import { assignedMessageId } from './assigned-id.ts';
 import { deadLetterMessage, selectionOf } from './dead-letter-messages.ts';
 import type { DeadLetterReplayer } from './dead-letter-replay.ts';
 import { desiredCodes, fleetStateMessage } from './fleet-payloads.ts';
@@ -158,11 +159,10 @@ export function createAdminHandlers(options: AdminHandlersOptions): AdminService
       return sendersResponse(await call('sender', {}, context));
     },
     async lookupHlr(request, context) {
-      const fields = {
-        id: jsonInteger(request.id, 'id'),
-        phone: jsonInteger(request.phone, 'phone'),
-      };
-      return hlrResponse(await call('hlr', fields, context));
+      // The gateway requires an id, which means nothing to whoever asks: pick one.
+      const id = request.id ?? assignedMessageId();
+      const fields = { id: jsonInteger(id, 'id'), phone: jsonInteger(request.phone, 'phone') };
+      return { ...hlrResponse(await call('hlr', fields, context)), id };
     },
     async getMessageStatus(request, context) {
       const fields = { id: jsonInteger(request.id, 'id') };

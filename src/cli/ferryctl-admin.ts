@@ -86,11 +86,14 @@ export async function runAdmin(
     case 'otp': {
       const phone = integerFlag(sub, 'phone');
       if (phone === undefined) throw new UsageError(`${command} needs a phone number`);
-      const id = integerFlag(flags.id, '--id') ?? BigInt(Date.now());
+      const givenId = integerFlag(flags.id, '--id');
       if (command === 'hlr') {
-        const answer = await client.unary('lookupHlr', { id, phone }, call);
+        // Without --id ferry assigns one and answers with it.
+        const request = givenId === undefined ? { phone } : { id: givenId, phone };
+        const answer = await client.unary('lookupHlr', request, call);
         return print(LookupHlrResponseSchema, answer, (m) =>
           [
+            `id: ${m.id}`,
             `phone: ${m.phone}`,
             `status: ${m.status}`,
             `mccmnc: ${m.mccmnc}`,
@@ -99,6 +102,7 @@ export async function runAdmin(
           ].join('\n'),
         );
       }
+      const id = givenId ?? BigInt(Date.now());
       const answer = await client.unary('callOtp', { id, phone }, call);
       return print(CallOtpResponseSchema, answer, (m) => JSON.stringify(m.result ?? {}));
     }

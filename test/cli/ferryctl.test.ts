@@ -72,7 +72,13 @@ describe('ferryctl', async () => {
 
     const hlr = await ferryctl(['hlr', '380501234567', '--id', '9', '--json'], env);
     assert.equal(hlr.code, 0, hlr.stderr);
-    assert.equal((JSON.parse(hlr.stdout) as { status: string }).status, 'DELIVERED');
+    assert.deepEqual(
+      [JSON.parse(hlr.stdout).status, JSON.parse(hlr.stdout).id],
+      ['DELIVERED', '9'],
+    );
+    const assigned = await ferryctl(['hlr', '380501234567'], env);
+    assert.equal(assigned.code, 0, assigned.stderr);
+    assert.match(assigned.stdout, /^id: \d{16}$/m, 'without --id ferry assigns one and says which');
 
     const human = await ferryctl(['state', '--address', address, '--token', ADMIN_TOKEN]);
     assert.equal(human.code, 0, human.stderr);

@@ -63,6 +63,19 @@ describe('admin API against the emulator', async () => {
     assert.equal(answer.status, 'DELIVERED');
     assert.ok(answer.mccmnc > 0);
     assert.equal(answer.originNetwork?.country?.name, 'Ukraine');
+    assert.equal(answer.id, 41n, "the caller's id comes back");
+  });
+
+  test('LookupHlr without an id gets one assigned, sent to the gateway and returned', async (t) => {
+    const { admin, emulator } = await startAdmin(t);
+    const first = await admin.unary('lookupHlr', { phone: PHONE });
+    const second = await admin.unary('lookupHlr', { phone: PHONE });
+    assert.equal(first.status, 'DELIVERED');
+    for (const id of [first.id, second.id]) {
+      assert.ok(id >= 2n ** 52n && id <= 2n ** 53n - 1n, `id ${id}`);
+    }
+    assert.notEqual(first.id, second.id);
+    assert.equal(emulator.stats().envelopes.sync, 2, 'both went to the gateway');
   });
 
   test('LookupHlr without a phone is INVALID_ARGUMENT naming the field', async (t) => {

@@ -128,8 +128,10 @@ export const methodCalls: readonly MethodCall[] = [
   },
   {
     method: 'LookupHlr',
-    request: () => ({ id: 7400, phone: HLR_PHONE }),
+    // No id: ferry assigns one and answers with it.
+    request: () => ({ phone: HLR_PHONE }),
     check: (a) => {
+      assert.match(String(a.id), /^\d{16}$/);
       assert.equal(a.phone, HLR_PHONE);
       assert.equal(a.status, 'DELIVERED');
       assert.equal((a.originNetwork as Json | undefined)?.country !== undefined, true);

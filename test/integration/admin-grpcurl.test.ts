@@ -275,9 +275,25 @@ for (const version of versions) {
           ['ferry.admin.v1.AdminService/LookupHlr'],
           ['-H', BEARER, '-d', '{"id": 41, "phone": "380501234567"}'],
         ),
-      ) as { phone: string; status: string };
+      ) as { phone: string; status: string; id: string };
       assert.equal(answer.phone, '380501234567');
       assert.equal(answer.status, 'DELIVERED');
+      assert.equal(answer.id, '41');
+    });
+
+    test('LookupHlr without an id answers with the id ferry assigned', async (t) => {
+      const address = await version.start(t);
+      const answer = JSON.parse(
+        await grpcurlOk(
+          address,
+          ['ferry.admin.v1.AdminService/LookupHlr'],
+          ['-H', BEARER, '-d', '{"phone": "380501234567"}'],
+        ),
+      ) as { status: string; id: string };
+      assert.equal(answer.status, 'DELIVERED');
+      assert.match(answer.id, /^\d{16}$/);
+      const id = BigInt(answer.id);
+      assert.ok(id >= 2n ** 52n && id <= 2n ** 53n - 1n, answer.id);
     });
 
     test('without a token the call is Unauthenticated', async (t) => {
