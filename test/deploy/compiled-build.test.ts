@@ -8,11 +8,9 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { parseDockerfile, stageEnv } from '../../tools/deploy/dockerfile.ts';
 import { freePort } from '../../tools/kafka/broker.ts';
 import { smsOperation } from '../fixtures/operations.ts';
 import {
@@ -24,62 +22,23 @@ import {
   testTopics,
 } from '../helpers/ferry.ts';
 import { spawnFerry, waitForLog } from '../helpers/ferry-process.ts';
+import {
+  dockerStages,
+  entrypoint,
+  imageEnv,
+  imageLayout,
+  outDir,
+  runtimeStage as runtime,
+} from '../helpers/image-layout.ts';
 import { repoRoot } from './external-tools.ts';
 
-const stages = parseDockerfile(readFileSync(join(repoRoot, 'deploy/Dockerfile'), 'utf8'));
-const build = stages.find((stage) => stage.name === 'build');
-const runtime = stages.at(-1);
-const workdir = runtime?.body.find((i) => i.keyword === 'WORKDIR')?.args ?? '';
-const entrypoint = JSON.parse(
-  runtime?.body.find((i) => i.keyword === 'ENTRYPOINT')?.args ?? '[]',
-) as string[];
+const build = dockerStages.find((stage) => stage.name === 'build');
 /** The HEALTHCHECK's command (exec form, after its options): `node -e …`. */
 const healthcheckArgs = JSON.parse(
   /\bCMD\s+(\[.*\])\s*$/s.exec(
     runtime?.body.find((i) => i.keyword === 'HEALTHCHECK')?.args ?? '',
   )?.[1] ?? '[]',
 ) as string[];
-const outDir = (
-  JSON.parse(readFileSync(join(repoRoot, 'tsconfig.build.json'), 'utf8')) as {
-    compilerOptions: { outDir: string };
-  }
-).compilerOptions.outDir;
-
-/** The runtime stage's files in a fresh folder, compiled code included; removed after the test. */
-function imageLayout(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'ferry-image-'));
-  for (const copy of runtime?.body.filter((i) => i.keyword === 'COPY') ?? []) {
-    const words = copy.args.split(/\s+/);
-    const from = words[0]?.startsWith('--from=') ? words.shift()?.slice('--from='.length) : '';
-    const dest = join(dir, words.pop() ?? '');
-    if (from === 'deps') {
-      assert.deepEqual(words, [`${workdir}/node_modules`]);
-      symlinkSync(join(repoRoot, 'node_modules'), dest);
-    } else if (from === 'build') {
-      assert.deepEqual(words, [`${workdir}/${outDir}`], 'the build stage output is what is copied');
-      const compiled = spawnSync(
-        process.execPath,
-        [
-          join(repoRoot, 'node_modules/typescript/bin/tsc'),
-          '-p',
-          'tsconfig.build.json',
-          '--outDir',
-          dest,
-        ],
-        { cwd: repoRoot, encoding: 'utf8' },
-      );
-      assert.equal(compiled.status, 0, compiled.stdout + compiled.stderr);
-    } else {
-      assert.equal(from, '', `a COPY from an unknown stage: ${copy.args}`);
-      for (const source of words) {
-        cpSync(join(repoRoot, source), words.length > 1 ? join(dest, source) : dest, {
-          recursive: true,
-        });
-      }
-    }
-  }
-  return dir;
-}
 
 test('the Dockerfile compiles with tsconfig.build.json and runs what that produces', () => {
   const compile = build?.body.filter((i) => i.keyword === 'RUN').at(-1)?.args ?? '';
@@ -115,7 +74,7 @@ test('the compiled build in the image layout prints its version and serves comma
     // With the image's environment, as the container would start it.
     {
       ...setup.env,
-      ...stageEnv(runtime),
+      ...imageEnv(),
       FERRY_HTTP_PORT: String(httpPort),
       FERRY_OPS_PORT: String(opsPort),
     },
