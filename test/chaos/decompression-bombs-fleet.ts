@@ -8,27 +8,16 @@
  * deployment's memory limit.
  */
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { test } from 'node:test';
 import { smsOperation } from '../fixtures/operations.ts';
-import {
-  command,
-  produce,
-  readRecords,
-  startEmulator,
-  startFerry,
-  testKafka,
-  testTopics,
-} from '../helpers/ferry.ts';
-import { spawnFerry, waitForLog } from '../helpers/ferry-process.ts';
-import { entrypoint, imageEnv, imageLayout } from '../helpers/image-layout.ts';
+import { command, produce, readRecords, startEmulator } from '../helpers/ferry.ts';
 import {
   BASE_MEMORY_LIMIT_MIB,
   BOMB_CODECS,
-  BOMB_TOPIC_MAX_MESSAGE_BYTES,
   KcatFiles,
   kcatFilesBatch,
   peakRssMiB,
+  startBombFleet,
 } from '../helpers/kcat-bombs.ts';
 
 const COMMAND_MAX_BYTES = 1024 * 1024;
@@ -38,29 +27,11 @@ const REPLICAS = 2;
 
 test('two replicas read bombs in every codec on both partitions: no restart, one answer each, peak RSS bounded', async (t) => {
   const emulator = await startEmulator(t);
-  const topics = testTopics();
-  await testKafka(t).ensureTopics([
-    {
-      topic: topics.commands,
-      partitions: PARTITIONS,
-      replicationFactor: 1,
-      config: { 'max.message.bytes': String(BOMB_TOPIC_MAX_MESSAGE_BYTES) },
-    },
-  ]);
-  const setup = await startFerry(t, emulator, { FERRY_TOPIC_PARTITIONS: '2' }, topics);
-  await setup.daemon.stop();
-  const image = imageLayout();
-  t.after(() => rmSync(image, { recursive: true, force: true }));
-  const env = {
-    ...setup.env,
-    ...imageEnv(),
-    FERRY_COMMAND_MAX_BYTES: String(COMMAND_MAX_BYTES),
-    FERRY_OPS_PORT: '0',
-  };
-  const replicas = Array.from({ length: REPLICAS }, () =>
-    spawnFerry(t, env, { args: entrypoint.slice(1), cwd: image }),
-  );
-  for (const replica of replicas) await waitForLog(replica, 'ferry is running', 90_000);
+  const { topics, replicas } = await startBombFleet(t, emulator, {
+    partitions: PARTITIONS,
+    replicas: REPLICAS,
+    commandMaxBytes: COMMAND_MAX_BYTES,
+  });
 
   const files = new KcatFiles(t);
   const bomb = files.bomb(BOMB_BYTES);

@@ -10,8 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { promisify } from 'node:util';
+import type { Emulator } from '../../src/emulator/index.ts';
 import { findTool } from '../deploy/external-tools.ts';
 import { smsOperation } from '../fixtures/operations.ts';
+import { startFerry, testKafka, testTopics } from './ferry.ts';
+import { type FerryProcess, spawnFerry, waitForLog } from './ferry-process.ts';
+import { entrypoint, imageEnv, imageLayout } from './image-layout.ts';
 import { testBrokers } from './kafka.ts';
 
 const execFileAsync = promisify(execFile);
@@ -74,4 +78,55 @@ export class KcatFiles {
 export function peakRssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1]) / 1024;
+}
+
+export interface BombFleet {
+  readonly topics: ReturnType<typeof testTopics>;
+  /** The replicas, each the image build in a process of its own, running. */
+  readonly replicas: readonly FerryProcess[];
+}
+
+/**
+ * Topics for bombs (the commands topic takes batches of BOMB_TOPIC_MAX_MESSAGE_BYTES)
+ * and `replicas` ferry processes of the image build reading them, with `commandMaxBytes`.
+ */
+export async function startBombFleet(
+  t: TestContext,
+  emulator: Emulator,
+  {
+    partitions,
+    replicas,
+    commandMaxBytes,
+  }: { partitions: number; replicas: number; commandMaxBytes: number },
+): Promise<BombFleet> {
+  const topics = testTopics();
+  await testKafka(t).ensureTopics([
+    {
+      topic: topics.commands,
+      partitions,
+      replicationFactor: 1,
+      config: { 'max.message.bytes': String(BOMB_TOPIC_MAX_MESSAGE_BYTES) },
+    },
+  ]);
+  // An in-process ferry creates the other topics and stops.
+  const setup = await startFerry(
+    t,
+    emulator,
+    { FERRY_TOPIC_PARTITIONS: String(partitions) },
+    topics,
+  );
+  await setup.daemon.stop();
+  const image = imageLayout();
+  t.after(() => rmSync(image, { recursive: true, force: true }));
+  const env = {
+    ...setup.env,
+    ...imageEnv(),
+    FERRY_COMMAND_MAX_BYTES: String(commandMaxBytes),
+    FERRY_OPS_PORT: '0',
+  };
+  const started = Array.from({ length: replicas }, () =>
+    spawnFerry(t, env, { args: entrypoint.slice(1), cwd: image }),
+  );
+  for (const replica of started) await waitForLog(replica, 'ferry is running', 90_000);
+  return { topics, replicas: started };
 }

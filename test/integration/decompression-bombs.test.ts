@@ -8,28 +8,17 @@
  * limit, and grows by less than one bomb over what it reached before the bombs.
  */
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { test } from 'node:test';
 import { boundedDecodingCounts } from '../../src/kafka/bounded-fetch.ts';
 import { smsOperation } from '../fixtures/operations.ts';
-import {
-  command,
-  produce,
-  readRecords,
-  startEmulator,
-  startFerry,
-  testKafka,
-  testTopics,
-} from '../helpers/ferry.ts';
-import { spawnFerry, waitForLog } from '../helpers/ferry-process.ts';
-import { entrypoint, imageEnv, imageLayout } from '../helpers/image-layout.ts';
+import { command, produce, readRecords, startEmulator, startFerry } from '../helpers/ferry.ts';
 import {
   BASE_MEMORY_LIMIT_MIB,
   BOMB_CODECS,
-  BOMB_TOPIC_MAX_MESSAGE_BYTES,
   KcatFiles,
   kcatFilesBatch,
   peakRssMiB,
+  startBombFleet,
 } from '../helpers/kcat-bombs.ts';
 
 const COMMAND_MAX_BYTES = 1024 * 1024;
@@ -39,36 +28,16 @@ const BOMBS_PER_BATCH = 2;
 
 test('a batch of values decompressing to 100x the command limit, in every codec from kcat: too_large each, the rest flows, peak RSS bounded', async (t) => {
   const emulator = await startEmulator(t);
-  const topics = testTopics();
-  // Snappy expands at most about 21 times: two bombs of 100 MiB are ~10 MB on the wire,
-  // so the commands topic takes batches up to 16 MiB (the others need far less).
-  await testKafka(t).ensureTopics([
-    {
-      topic: topics.commands,
-      partitions: 1,
-      replicationFactor: 1,
-      config: { 'max.message.bytes': String(BOMB_TOPIC_MAX_MESSAGE_BYTES) },
-    },
-  ]);
-  // An in-process ferry creates the other topics and stops.
-  const setup = await startFerry(t, emulator, { FERRY_TOPIC_PARTITIONS: '1' }, topics);
-  await setup.daemon.stop();
-  const image = imageLayout();
-  t.after(() => rmSync(image, { recursive: true, force: true }));
-  const ferry = spawnFerry(
-    t,
-    {
-      ...setup.env,
-      ...imageEnv(),
-      FERRY_COMMAND_MAX_BYTES: String(COMMAND_MAX_BYTES),
-      FERRY_OPS_PORT: '0',
-    },
-    { args: entrypoint.slice(1), cwd: image },
-  );
-  await waitForLog(ferry, 'ferry is running', 60_000);
+  const { topics, replicas } = await startBombFleet(t, emulator, {
+    partitions: 1,
+    replicas: 1,
+    commandMaxBytes: COMMAND_MAX_BYTES,
+  });
+  const [ferry] = replicas;
+  assert.ok(ferry);
   const pid = ferry.child.pid ?? 0;
   const peakBefore = peakRssMiB(pid);
-  const topic = setup.topics.commands;
+  const topic = topics.commands;
 
   const files = new KcatFiles(t);
   const bombFile = files.bomb(BOMB_BYTES);
@@ -97,7 +66,7 @@ test('a batch of values decompressing to 100x the command limit, in every codec 
 
   const bombs = BOMB_CODECS.length * BOMBS_PER_BATCH;
   const total = valid.size + bombs;
-  const results = await readRecords(t, setup.topics.results, total, {
+  const results = await readRecords(t, topics.results, total, {
     timeoutMs: 120_000,
     settleMs: 1000,
   });
@@ -119,7 +88,7 @@ test('a batch of values decompressing to 100x the command limit, in every codec 
       assert.match(String(result.value.error), /value is 104857600 bytes once decompressed/);
     }
   }
-  const dead = await readRecords(t, setup.topics.dlq, bombs, { settleMs: 500 });
+  const dead = await readRecords(t, topics.dlq, bombs, { settleMs: 500 });
   assert.equal(dead.length, bombs, 'each bomb dead-lettered once');
   assert.equal(ferry.child.exitCode, null, `ferry still runs:\n${ferry.output().slice(-2000)}`);
   assert.ok(
