@@ -16,6 +16,7 @@ import { registerCompressionCodecs } from './compression.ts';
 import { kafkaConnection, kafkaError, kafkaRefusalOf } from './kafka-security.ts';
 import { type Admin, type Consumer, Kafka, logLevel, type Producer } from './kafkajs.ts';
 import { kafkaLogCreator } from './kafkajs-adapters.ts';
+import { CLIENT_RETRY } from './retry-budget.ts';
 
 /** One record of the control topic as the follower hands it over. */
 export interface ControlRecord {
@@ -62,7 +63,7 @@ export class ControlTopic {
       ...kafkaConnection(options),
       logLevel: logLevel.WARN,
       logCreator: kafkaLogCreator(options.logger, 'control-topic'),
-      retry: { initialRetryTime: 300, retries: 8 },
+      retry: CLIENT_RETRY,
     });
   }
 

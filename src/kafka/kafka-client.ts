@@ -26,6 +26,7 @@ import {
 import { kafkaLogCreator } from './kafkajs-adapters.ts';
 import { RecordProducer, TRANSACTION_RETRY, TransactionalProducer } from './producers.ts';
 import type { PartitionOffset, TopicSpec } from './records.ts';
+import { CLIENT_RETRY } from './retry-budget.ts';
 import { createTopicsAndWait } from './topic-leaders.ts';
 
 export type { BatchConsumerOptions, RecordBatch, RecordConsumerOptions } from './consumers.ts';
@@ -60,8 +61,8 @@ export interface KafkaClientOptions {
 /** How long a topic's partition count is trusted before it is read again. */
 const PARTITION_COUNT_TTL_MS = 60_000;
 
-/** Retries of admin calls, consumers and plain producers: 300 ms doubling, about a minute in all. */
-export const CLIENT_RETRY = { initialRetryTime: 300, retries: 8 } as const;
+/** Retries of admin calls, consumers and plain producers (retry-budget.ts). */
+export { CLIENT_RETRY } from './retry-budget.ts';
 
 /** Entry point to Kafka for ferry: admin calls, producers and the batch consumer. */
 export class KafkaClient {
@@ -304,7 +305,8 @@ export class KafkaClient {
       maxWaitTimeInMs: options.fetchMaxWaitMs ?? 250,
       maxBytes: options.maxBytes ?? 4 * 1024 * 1024,
       readUncommitted: false,
-      retry: { retries: 8 },
+      // Each wait capped, so fetching resumes within seconds of a broker's return.
+      retry: CLIENT_RETRY,
     });
     consumer.on(consumer.events.CRASH, () => this.#options.onError?.('consumer', 'crash'));
     consumer.on(consumer.events.REQUEST_TIMEOUT, () =>

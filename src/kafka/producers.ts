@@ -11,6 +11,7 @@ import {
   produceChunks,
   toKafkaMessages,
 } from './records.ts';
+import { boundedRetry } from './retry-budget.ts';
 
 /**
  * Retries of the transactional producers. A transaction begun right after the previous
@@ -19,17 +20,13 @@ import {
  * `initialRetryTime` (the transaction manager's own calls know no other), so with 300 ms
  * one batch in ten waited 250–380 ms for nothing. Commits of a partition follow each
  * other back to back under load, so the retries start at 2 ms and grow by half each
- * time (doubling overshot: a 5 ms wait missed by a little cost 10 ms more); 23 of them
- * keep about a minute of patience in all, each wait capped at 30 s. ferry's own retry of
- * a transaction's first step (`sendOffsetsRetrying`) follows the same schedule, for a few
+ * time (doubling overshot: a 5 ms wait missed by a little cost 10 ms more), each wait
+ * capped at 2 s so that a broker back after a restart is used again within it, as many
+ * as keep about a minute of patience in all (retry-budget.ts). ferry's own retry of a
+ * transaction's first step (`sendOffsetsRetrying`) follows the same schedule, for a few
  * seconds (`BUSY_RETRIES`).
  */
-export const TRANSACTION_RETRY = {
-  initialRetryTime: 2,
-  multiplier: 1.5,
-  retries: 23,
-  maxRetryTime: 30_000,
-} as const;
+export const TRANSACTION_RETRY = boundedRetry(2, 1.5, 60_000);
 
 /** Sends records with acks from all in-sync replicas; idempotent, so a retry writes no duplicate. */
 export class RecordProducer {
