@@ -37,17 +37,26 @@ export async function kcatFilesBatch(
   key: string,
   files: readonly string[],
 ): Promise<void> {
-  await execFileAsync(
-    findTool('kcat'),
-    [
-      ...['-P', '-b', testBrokers().join(','), '-t', topic, '-p', String(partition)],
-      ...['-z', codec, '-k', key],
-      // One batch for all of it: librdkafka sizes batches before compressing.
-      ...['-X', 'message.max.bytes=1000000000', '-X', 'batch.size=1000000000'],
-      ...['-X', 'linger.ms=1000', ...files],
-    ],
-    { timeout: 120_000 },
-  );
+  const args = [
+    ...['-P', '-b', testBrokers().join(','), '-t', topic, '-p', String(partition)],
+    ...['-z', codec, '-k', key],
+    // One batch for all of it: librdkafka sizes batches before compressing.
+    ...['-X', 'message.max.bytes=1000000000', '-X', 'batch.size=1000000000'],
+    ...['-X', 'linger.ms=1000', ...files],
+  ];
+  // The broker decompresses a batch to check it: two Snappy batches of 200 MiB at once can
+  // fail on its heap (UNKNOWN_SERVER_ERROR). A failed batch was not written, so it is
+  // produced again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await execFileAsync(findTool('kcat'), args, { timeout: 120_000 });
+      return;
+    } catch (error: unknown) {
+      const stderr = String((error as { stderr?: unknown }).stderr ?? '');
+      if (attempt >= 3 || !stderr.includes('Unknown broker error')) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+    }
+  }
 }
 
 /** A folder of files for kcat, removed after the test. */
