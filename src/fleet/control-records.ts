@@ -41,9 +41,9 @@ export interface ReplicaRecord {
   readonly id: string;
   /** ferry's package version. */
   readonly version: string;
-  /** When this record was written (ms since the epoch, the writer's clock). */
+  /** When this record was written (ms since the epoch, the writer's clock; shown, never compared). */
   readonly seenAtMs: number;
-  /** Readers drop the replica this long after `seenAtMs` without a newer record. */
+  /** Readers drop the replica this long after they received its last record (their own clock). */
   readonly ttlMs: number;
   readonly appliedVersion: number;
   readonly appliedAtMs: number;
@@ -54,8 +54,13 @@ export interface LockClaim {
   readonly claimId: string;
   /** The replica that claims. */
   readonly owner: string;
-  /** The claim lapses at this time (ms since the epoch) unless renewed. */
+  /** The claim lapses at this time (ms since the epoch, the writer's clock) unless renewed. */
   readonly expiresAtMs: number;
+  /**
+   * How long it lives unless renewed: readers count it from when they received the
+   * record, on their own clock. Absent from claims of older ferry versions.
+   */
+  readonly ttlMs?: number;
   /** Offset of the claim's first record; absent in that first record itself. */
   readonly claimOffset?: number;
 }
@@ -146,6 +151,7 @@ function parseClaim(value: string): LockClaim {
     claimId: field<string>(record, 'claimId', 'string'),
     owner: field<string>(record, 'owner', 'string'),
     expiresAtMs: field<number>(record, 'expiresAtMs', 'number'),
+    ...(typeof record.ttlMs === 'number' ? { ttlMs: record.ttlMs } : {}),
     ...(typeof claimOffset === 'number' ? { claimOffset } : {}),
   };
 }

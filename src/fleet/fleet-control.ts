@@ -218,7 +218,8 @@ export class FleetControl {
     }
     if (!entry) return;
     if (record.value === null) this.#collecting.delete(record.key);
-    this.view.apply(entry, record.offset);
+    // Received now, on this replica's clock: expiry never compares two machines' clocks.
+    this.view.apply(entry, record.offset, Date.now());
     if (entry.kind === 'pipeline' && this.#following) this.#applyDesired();
   }
 

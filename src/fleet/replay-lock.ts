@@ -66,6 +66,7 @@ export class FleetReplay implements DeadLetterReplayer {
       claimId,
       owner: fleet.replicaId,
       expiresAtMs: Date.now() + this.#ttlMs,
+      ttlMs: this.#ttlMs,
       ...(claimOffset === undefined ? {} : { claimOffset }),
     });
     const claimOffset = await fleet.write(key, formatRecord(claim()));
@@ -73,7 +74,7 @@ export class FleetReplay implements DeadLetterReplayer {
     if (holder?.claimId !== claimId) {
       await fleet.write(key, null).catch(() => undefined);
       const who = holder
-        ? `on ${holder.owner} (claimed at offset ${holder.claimOffset}, lapses ${new Date(holder.expiresAtMs).toISOString()} unless renewed)`
+        ? `on ${holder.owner} (claimed at offset ${holder.claimOffset}, lapses ${new Date(holder.lapsesAtMs).toISOString()} unless renewed)`
         : 'elsewhere';
       throw new FerryError('illegal_state', `a dead-letter replay is already running ${who}`, {
         retryable: true,

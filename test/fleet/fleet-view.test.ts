@@ -32,12 +32,15 @@ const replica = (id: string, seenAtMs: number): ReplicaRecord => ({
   state,
 });
 
-/** Folds `key → value` records in order, as the control topic hands them over. */
-function fold(records: readonly [string, string | null][]): FleetView {
+/**
+ * Folds `key → value` records in order, as the control topic hands them over, each
+ * received at the time given (the reader's clock; 0 unless given).
+ */
+function fold(records: readonly (readonly [string, string | null, number?])[]): FleetView {
   const view = new FleetView();
-  records.forEach(([key, value], offset) => {
+  records.forEach(([key, value, receivedAtMs = 0], offset) => {
     const entry = parseControlRecord(key, value);
-    if (entry) view.apply(entry, offset);
+    if (entry) view.apply(entry, offset, receivedAtMs);
   });
   return view;
 }
@@ -80,10 +83,10 @@ test('the record format: versioned JSON, refused when the version or a field is 
 
 test('replicas: live while younger than their time to live; a tombstone removes one at once', () => {
   const view = fold([
-    ['replica/a-1', formatRecord(replica('a-1', 1_000))],
-    ['replica/b-1', formatRecord(replica('b-1', 5_000))],
-    ['replica/c-1', formatRecord(replica('c-1', 5_000))],
-    ['replica/c-1', null],
+    ['replica/a-1', formatRecord(replica('a-1', 1_000)), 1_000],
+    ['replica/b-1', formatRecord(replica('b-1', 5_000)), 5_000],
+    ['replica/c-1', formatRecord(replica('c-1', 5_000)), 5_000],
+    ['replica/c-1', null, 5_000],
   ]);
   assert.deepEqual(
     view.liveReplicas(10_000).map((r) => r.id),
@@ -134,6 +137,38 @@ test('replay lock: a released or lapsed claim holds nothing; the next claim in o
   assert.equal(view.lockHolder(30_000)?.claimId, 'z', 'y lapsed');
   assert.deepEqual(view.lapsedClaims(30_000, 5_000), ['y']);
   assert.equal(fold([]).lockHolder(0), undefined);
+});
+
+test('expiry is timed on the reader’s clock alone: writers an hour ahead or behind expire like the others', () => {
+  const hour = 3_600_000;
+  const view = fold([
+    ['replica/ahead', formatRecord(replica('ahead', 1_000 + hour)), 1_000],
+    ['replica/behind', formatRecord(replica('behind', 1_000 - hour)), 1_000],
+    [
+      'replay-lock/x',
+      formatRecord({ claimId: 'x', owner: 'behind', expiresAtMs: 31_000 - hour, ttlMs: 30_000 }),
+      1_000,
+    ],
+  ]);
+  assert.deepEqual(
+    view.liveReplicas(10_000).map((r) => r.id),
+    ['ahead', 'behind'],
+    'both received 9 s ago, within their 10 s',
+  );
+  assert.deepEqual(view.liveReplicas(12_000), [], 'both received 11 s ago');
+  assert.deepEqual(view.deadReplicas(12_000, 0).sort(), ['ahead', 'behind']);
+  assert.equal(view.lockHolder(30_000)?.claimId, 'x', 'held 30 s from its receipt');
+  assert.equal(view.lockHolder(30_000)?.lapsesAtMs, 31_000);
+  assert.equal(view.lockHolder(32_000), undefined, 'lapsed');
+  assert.deepEqual(view.lapsedClaims(32_000, 0), ['x']);
+});
+
+test('a claim without ttlMs (an older ferry) lapses at its writer’s expiresAtMs', () => {
+  const view = fold([
+    ['replay-lock/x', formatRecord({ claimId: 'x', owner: 'a', expiresAtMs: 20_000 }), 1_000],
+  ]);
+  assert.equal(view.lockHolder(19_000)?.claimId, 'x');
+  assert.equal(view.lockHolder(21_000), undefined);
 });
 
 test('replay progress: the latest record, removed by a tombstone', () => {
