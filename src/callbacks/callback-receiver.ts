@@ -9,7 +9,8 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FerryError } from '../errors.ts';
-import { type HttpServer, sendJson, sendText } from '../http/http-server.ts';
+import type { UnreadBody } from '../http/early-answer.ts';
+import { type HttpServer, sendJson, sendNotFound } from '../http/http-server.ts';
 import { channelOfCallback } from '../observability/channels.ts';
 import { LogSampler } from '../observability/log-sampler.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -191,8 +192,7 @@ export class CallbackReceiver {
   async #receive(req: IncomingMessage, res: ServerResponse, token: string): Promise<void> {
     if (!this.#tokenMatches(token)) {
       // The router's own 404, so a wrong token does not reveal that the route exists.
-      res.setHeader('Connection', 'close');
-      sendText(res, 404, 'Not Found\n');
+      sendNotFound(res);
       this.#count(undefined, 'unauthorized');
       this.#sampled.warn(
         'callback_wrong_token',
@@ -219,7 +219,8 @@ export class CallbackReceiver {
         return;
       }
       if (body.status === 408) {
-        this.#reject(res, 408, body.reason);
+        // Closed at once: a sender too slow for the deadline gets no more time to drip.
+        this.#reject(res, 408, body.reason, 'close');
         return;
       }
       // Over the limit: its beginning is kept, and the 413 says it was not taken whole.
@@ -283,8 +284,8 @@ export class CallbackReceiver {
     return timingSafeEqual(digest(token), this.#tokenDigest);
   }
 
-  #reject(res: ServerResponse, httpStatus: number, reason: string): void {
-    this.#refuse(res, httpStatus, reason);
+  #reject(res: ServerResponse, httpStatus: number, reason: string, unread: UnreadBody): void {
+    this.#refuse(res, httpStatus, reason, unread);
     this.#count(undefined, 'rejected');
     // The reason names the field and rule only; bodies are not logged (they may hold texts).
     this.#sampled.warn(
@@ -305,10 +306,18 @@ export class CallbackReceiver {
     );
   }
 
-  #refuse(res: ServerResponse, httpStatus: number, reason: string): void {
-    // A request refused before its body was read to the end: close rather than drain it.
-    if (!res.req.complete) res.setHeader('Connection', 'close');
-    sendJson(res, httpStatus, { success: false, error: reason });
+  /**
+   * A request refused before its body was read to the end (a 413, a 503 while stopping) has
+   * its connection closed after the answer: by default once the rest of the body was read
+   * and dropped within the server's bounds, so that the sender sees the answer.
+   */
+  #refuse(
+    res: ServerResponse,
+    httpStatus: number,
+    reason: string,
+    unread: UnreadBody = 'discard',
+  ): void {
+    sendJson(res, httpStatus, { success: false, error: reason }, unread);
   }
 
   #count(status: unknown, outcome: CallbackOutcome): void {

@@ -1,6 +1,6 @@
 /**
  * Reading an HTTP request body from an untrusted caller: a size limit enforced while reading
- * (reading stops at the limit, keeping what arrived up to it), and a deadline for slow
+ * (nothing past the limit is kept; what arrived up to it is), and a deadline for slow
  * senders. The bytes are returned as received; what they mean is decided elsewhere
  * (callback-body.ts).
  */
@@ -33,8 +33,9 @@ export type BodyResult =
  * Reads the whole body. Never rejects.
  *
  * A body longer than `maxBytes` (declared or streamed) is read up to `maxBytes` and then not
- * further: the result is 413 with that prefix (the request is paused; the caller answers and
- * the connection closes). A body that is not complete within `timeoutMs` gets 408.
+ * further: the result is 413 with that prefix (the request is paused; the caller answers, and
+ * the HTTP server reads and drops the rest within its bounds before closing the connection,
+ * src/http/early-answer.ts). A body that is not complete within `timeoutMs` gets 408.
  */
 export function readRequestBody(
   req: IncomingMessage,

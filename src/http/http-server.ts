@@ -5,13 +5,23 @@
  * node:http: exact segments and `:name` parameters, 404 for an unknown path, 405 with `Allow`
  * for a known path and another method (unless the route hides itself), 500 when a handler
  * throws, without stopping the server: bad input never stops the flow (README, Guarantees 3).
- * Connections are bounded per port and per client, and slow clients are cut on time.
+ * Connections are bounded per port and per client, and slow clients are cut on time. An
+ * answer given before the request's body arrived reaches its sender (early-answer.ts).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { FerryError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import { ClientConnections } from './client-connections.ts';
+import {
+  answerEarly,
+  bodyStillArriving,
+  DEFAULT_DISCARD_BOUNDS,
+  type DiscardBounds,
+  isDiscarding,
+  setDiscardBounds,
+  type UnreadBody,
+} from './early-answer.ts';
 
 /** Handles one request; `params` holds the `:name` segments of the route, URL-decoded. */
 export type RouteHandler = (
@@ -91,6 +101,12 @@ export interface HttpServerOptions {
   readonly onNotFound?: (pathname: string) => void;
   /** How long stop() lets open requests finish before closing their sockets, ms. Default 5000. */
   readonly closeGraceMs?: number;
+  /**
+   * How much of a body still arriving after its answer (a 404, a 413) is read and dropped
+   * before the connection closes, so the sender sees the answer (early-answer.ts). Default
+   * 64 MiB and 5 s.
+   */
+  readonly discardBounds?: DiscardBounds;
 }
 
 interface Route {
@@ -141,6 +157,7 @@ export class HttpServer {
         maxHeaderSize: options.maxHeaderBytes ?? 16 * 1024,
       },
       (req, res) => {
+        setDiscardBounds(req, options.discardBounds ?? DEFAULT_DISCARD_BOUNDS);
         void this.#dispatch(req, res);
       },
     );
@@ -162,7 +179,9 @@ export class HttpServer {
     this.#server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
       // Malformed requests and timeouts: answer when we still can, never crash.
       this.#logger.debug({ err: error }, 'Bad HTTP request from a client.');
-      if (!socket.writable) {
+      // A connection dropping a body after its answer has had its answer: a 408 or 400
+      // written now would follow it as garbage, so it is only closed.
+      if (!socket.writable || isDiscarding(socket as Socket)) {
         socket.destroy();
         return;
       }
@@ -423,29 +442,51 @@ function matchSegments(
 
 /**
  * Answers 404 and closes the connection: a client probing paths pays a new connection for
- * each, and a body sent with the request is not read. Every 404 of ferry's is this one,
- * so an unknown path and a hidden route cannot be told apart.
+ * each. A body sent with the request is read and dropped within the server's bounds before
+ * the close, so its sender sees the 404 instead of a broken pipe. Every 404 of ferry's is
+ * this one, so an unknown path and a hidden route cannot be told apart.
  */
 export function sendNotFound(res: ServerResponse): void {
   res.setHeader('Connection', 'close');
   sendText(res, 404, 'Not Found\n');
 }
 
-/** Writes a small text answer and ends the response. */
-export function sendText(res: ServerResponse, status: number, text: string): void {
-  res.writeHead(status, {
-    'Content-Type': 'text/plain; charset=utf-8',
-    'Content-Length': Buffer.byteLength(text),
-  });
-  res.end(text);
+/**
+ * Writes a small text answer and ends the response. To a request whose body is still
+ * arriving, the answer closes the connection, after the rest of the body was read and
+ * dropped within the server's bounds (`unread: 'discard'`) or at once (`'close'`).
+ */
+export function sendText(
+  res: ServerResponse,
+  status: number,
+  text: string,
+  unread: UnreadBody = 'discard',
+): void {
+  send(res, status, 'text/plain; charset=utf-8', text, unread);
 }
 
-/** Writes a JSON answer and ends the response. */
-export function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = `${JSON.stringify(body)}\n`;
-  res.writeHead(status, {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(text),
-  });
+/** Writes a JSON answer and ends the response; a body still arriving as for {@link sendText}. */
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  unread: UnreadBody = 'discard',
+): void {
+  send(res, status, 'application/json; charset=utf-8', `${JSON.stringify(body)}\n`, unread);
+}
+
+function send(
+  res: ServerResponse,
+  status: number,
+  contentType: string,
+  text: string,
+  unread: UnreadBody,
+): void {
+  const headers = { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text) };
+  if (bodyStillArriving(res.req)) {
+    answerEarly(res, status, headers, text, unread);
+    return;
+  }
+  res.writeHead(status, headers);
   res.end(text);
 }

@@ -380,7 +380,7 @@ test('a route visible only to its token: any method without it gets the 404 of a
     assert.equal(hidden, elsewhere, `${method} /callbacks/wrong answers as an unknown path`);
     assert.doesNotMatch(hidden, /allow:|405/i, method);
   }
-  // A body sent with it changes nothing, and is not read: the connection closes.
+  // A body sent with it changes nothing: it is read and dropped, and the connection closes.
   const posted = await curlAnswer(['-d', 'x=1', `${server.url}/callbacks/wrong/extra`]);
   assert.equal(posted, await curlAnswer(['-d', 'x=1', `${server.url}/nothing/here`]));
   assert.match(posted, /^connection: close$/im);
