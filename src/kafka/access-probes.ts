@@ -1,6 +1,6 @@
 /**
- * The two probes of the start-up access check (kafka-access.ts) that need more than one
- * admin call: reading as a group member, and writing in transactions. Each does what
+ * The probes of the start-up access check (kafka-access.ts) that need more than one
+ * admin call: reading as a group member, deleting a group, writing in transactions. Each does what
  * ferry will do later, on throwaway resources under the same ACL prefixes, and leaves
  * nothing a read_committed reader can see.
  */
@@ -8,6 +8,7 @@ import { FerryError } from '../errors.ts';
 import type { AclNeed } from './acl-grants.ts';
 import { kafkaRefusalOf } from './kafka-security.ts';
 import type { Admin, Kafka } from './kafkajs.ts';
+import { commitAsStandalone } from './standalone-commit.ts';
 
 /** The grant a refusal of a step calls for, or how to pick it by the refusal's Kafka code. */
 export type NeedOf = AclNeed | ((refusalType: string) => AclNeed | undefined);
@@ -23,10 +24,11 @@ function topicRead(topic: string): AclNeed {
 }
 
 /**
- * A member of a throwaway group fetches `topics` once (Group READ, Topic READ), then
- * the group is deleted (Group DELETE), as the dead-letter replay does with its readers.
- * Kafka's refusal of a topic does not say which one: only then each is read alone, to
- * name it.
+ * Each topic is read as a member of a throwaway group would (Group READ, Topic READ),
+ * then the group is deleted (Group DELETE), as the dead-letter replay does with its
+ * readers. No group is joined: an offset commit outside any membership is checked for
+ * the same two grants (standalone-commit.ts), without the broker's wait for a new
+ * group's first member. One topic a request, so that a refusal names its topic.
  */
 export async function probeReading(
   kafka: Kafka,
@@ -35,74 +37,33 @@ export async function probeReading(
   probe: {
     readonly groupId: string;
     readonly topics: readonly string[];
-    /** The grant the group's join needs. */
+    /** The grant the group needs. */
     readonly groupNeed: AclNeed;
     readonly groupDeleteNeed: AclNeed;
   },
 ): Promise<void> {
-  const what = `reading ${probe.topics.join(', ')} as a member of group ${probe.groupId}`;
-  const alone = probe.topics.length === 1 ? probe.topics[0] : undefined;
-  try {
-    await step(
-      what,
-      () => readOnce(kafka, probe.groupId, probe.topics),
-      (type) => {
-        if (type.startsWith('GROUP_')) return probe.groupNeed;
-        return alone === undefined ? undefined : topicRead(alone);
-      },
-    );
-  } catch (error: unknown) {
-    // The step's FerryError keeps Kafka's own error as its cause.
-    const refused = kafkaRefusalOf(error instanceof Error ? error.cause : error);
-    if (alone !== undefined || refused?.detail !== 'TOPIC_AUTHORIZATION_FAILED') {
-      throw error;
-    }
-    await probeGroupDeletion(
+  const deletion = () =>
+    probeGroupDeletion(
       admin,
       step,
       probe.groupId,
-      'the probe reader group',
+      'the dead-letter replay reader group',
       probe.groupDeleteNeed,
     );
+  try {
     for (const topic of probe.topics) {
-      await probeReading(kafka, admin, step, { ...probe, topics: [topic] });
+      await step(
+        `reading ${topic} as a member of group ${probe.groupId}`,
+        () => commitAsStandalone(kafka, probe.groupId, topic),
+        (type) => (type.startsWith('GROUP_') ? probe.groupNeed : topicRead(topic)),
+      );
     }
+  } catch (error: unknown) {
+    // What was committed before the refusal goes too; the refusal is what is reported.
+    await deletion().catch(() => undefined);
     throw error;
   }
-  await probeGroupDeletion(
-    admin,
-    step,
-    probe.groupId,
-    'the dead-letter replay reader group',
-    probe.groupDeleteNeed,
-  );
-}
-
-/** One fetch of `topics` by a member of `groupId`, which never commits. */
-async function readOnce(kafka: Kafka, groupId: string, topics: readonly string[]): Promise<void> {
-  const consumer = kafka.consumer({
-    groupId,
-    readUncommitted: false,
-    maxWaitTimeInMs: 100,
-    maxBytes: 1024,
-    maxBytesPerPartition: 1024,
-    retry: { retries: 5 },
-  });
-  const fetched = new Promise<void>((resolve, reject) => {
-    consumer.on(consumer.events.FETCH, () => resolve());
-    consumer.on(consumer.events.CRASH, (event) => {
-      if (!event.payload.restart) reject(event.payload.error);
-    });
-  });
-  fetched.catch(() => undefined);
-  try {
-    await consumer.connect();
-    await consumer.subscribe({ topics: [...topics], fromBeginning: false });
-    await consumer.run({ autoCommit: false, eachBatch: async () => undefined });
-    await fetched;
-  } finally {
-    await consumer.disconnect().catch(() => undefined);
-  }
+  await deletion();
 }
 
 /**
