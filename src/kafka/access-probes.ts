@@ -26,7 +26,7 @@ function topicRead(topic: string): AclNeed {
 /**
  * Each topic is read as a member of a throwaway group would (Group READ, Topic READ),
  * then the group is deleted (Group DELETE), as the dead-letter replay does with its
- * readers. No group is joined: an offset commit outside any membership is checked for
+ * readers and the control-topic follower with its group. No group is joined: an offset commit outside any membership is checked for
  * the same two grants (standalone-commit.ts), without the broker's wait for a new
  * group's first member. One topic a request, so that a refusal names its topic.
  */
@@ -40,16 +40,12 @@ export async function probeReading(
     /** The grant the group needs. */
     readonly groupNeed: AclNeed;
     readonly groupDeleteNeed: AclNeed;
+    /** What the group stands for, in the step's name. */
+    readonly what: string;
   },
 ): Promise<void> {
   const deletion = () =>
-    probeGroupDeletion(
-      admin,
-      step,
-      probe.groupId,
-      'the dead-letter replay reader group',
-      probe.groupDeleteNeed,
-    );
+    probeGroupDeletion(admin, step, probe.groupId, probe.what, probe.groupDeleteNeed);
   try {
     for (const topic of probe.topics) {
       await step(

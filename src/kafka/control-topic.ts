@@ -3,9 +3,13 @@
  * follows (the fleet's control topic, src/fleet/). Like kafka-client.ts, a place
  * where kafkajs is imported.
  *
- * kafkajs cannot read a partition without a consumer group, so the follower joins a
- * group of its own (`<prefix>.<uuid>`) that never commits and is deleted at stop: it
- * always starts at the beginning and never shares partitions with anyone.
+ * At start the topic is read up to its end without a group (partition-reader.ts), so
+ * start-up does not wait for a group join. To follow it afterwards the follower joins a
+ * group of its own (`<prefix>.<uuid>`, kafkajs cannot follow a partition without one)
+ * that never commits and is deleted at stop: it starts at the beginning, passes over
+ * what was read already, and never shares partitions with anyone. Changes written while
+ * it joins (about the broker's `group.initial.rebalance.delay.ms`, 3 s by default, after
+ * the start) are read once it has joined.
  */
 import { randomUUID } from 'node:crypto';
 import type { KafkaSecurity } from '../config/kafka-security.ts';
@@ -16,6 +20,7 @@ import { registerCompressionCodecs } from './compression.ts';
 import { kafkaConnection, kafkaError, kafkaRefusalOf } from './kafka-security.ts';
 import { type Admin, type Consumer, Kafka, logLevel, type Producer } from './kafkajs.ts';
 import { kafkaLogCreator } from './kafkajs-adapters.ts';
+import { readPartition } from './partition-reader.ts';
 import { CLIENT_RETRY } from './retry-budget.ts';
 
 /** One record of the control topic as the follower hands it over. */
@@ -96,23 +101,32 @@ export class ControlTopic {
       const producer = this.#kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
       await producer.connect();
       this.#producer = producer;
+      // Read up to the end as it is now without a group: joining a new group waits the
+      // broker's group.initial.rebalance.delay.ms (3 s by default), and start-up waits
+      // for this read. The follower's group joins afterwards, in the background.
+      const hand = (offset: number, key: Buffer | null, value: Buffer | null) => {
+        if (offset < this.#next) return;
+        onRecord({
+          key: key?.toString('utf8') ?? '',
+          value: value === null ? null : value.toString('utf8'),
+          offset,
+        });
+        this.#advance(offset + 1);
+      };
+      const caughtUp = await readPartition(this.#kafka, topic, 0, this.#next, end, (record) =>
+        hand(record.offset, record.key, record.value),
+      );
+      this.#advance(caughtUp);
       const consumer = this.#kafka.consumer({
         groupId: this.#groupId,
         maxWaitTimeInMs: this.#options.fetchMaxWaitMs ?? 500,
         readUncommitted: false,
       });
       this.#consumer = consumer;
-      // A crash kafkajs does not restart from (a refused read) ends the start: without the
-      // control records this replica cannot know whether the fleet is paused.
-      let startFailed: (error: Error) => void = () => undefined;
-      const crashedAtStart = new Promise<never>((_, reject) => {
-        startFailed = reject;
-      });
-      crashedAtStart.catch(() => undefined);
       consumer.on(consumer.events.CRASH, (event) => {
-        if (!event.payload.restart) startFailed(event.payload.error);
         // kafkajs restarts the consumer after a retriable crash; otherwise this replica
         // no longer sees the fleet's changes, which an operator must learn from the log.
+        // (The access check proved the follower's group may read, so a refusal is rare.)
         const log = event.payload.restart ? 'warn' : 'error';
         this.#options.logger[log](
           { err: event.payload.error.message, restart: event.payload.restart },
@@ -125,22 +139,23 @@ export class ControlTopic {
       });
       await consumer.connect();
       await consumer.subscribe({ topics: [topic], fromBeginning: true });
-      await consumer.run({
-        autoCommit: false,
-        eachBatch: async ({ batch }) => {
-          for (const message of batch.messages) {
-            const offset = Number(message.offset);
-            if (offset < this.#next) continue;
-            onRecord({
-              key: message.key?.toString('utf8') ?? '',
-              value: message.value === null ? null : message.value.toString('utf8'),
-              offset,
-            });
-            this.#advance(offset + 1);
-          }
-        },
-      });
-      await Promise.race([this.applied(end - 1), crashedAtStart]);
+      // Not awaited: run() resolves once the group is joined. Records written meanwhile
+      // are read once it has joined; those read above are passed over.
+      consumer
+        .run({
+          autoCommit: false,
+          eachBatch: async ({ batch }) => {
+            for (const message of batch.messages) {
+              hand(Number(message.offset), message.key, message.value);
+            }
+          },
+        })
+        .catch((error: unknown) =>
+          this.#options.logger.error(
+            { err: error instanceof Error ? error.message : String(error) },
+            'the control topic follower could not start',
+          ),
+        );
     } catch (error: unknown) {
       await this.stop();
       const what = `following the control topic ${topic} failed`;

@@ -12,9 +12,9 @@
  *   listing hides is asked for alone, which tells a missing topic from a missing grant;
  * - the committed offsets of ferry's group and of the replay's progress group: Group
  *   DESCRIBE, which READ implies;
- * - a throwaway member of a replay reader group that fetches the commands, dead-letter
- *   and control topics and is deleted: Group READ and DELETE on the replay prefix, Topic
- *   READ;
+ * - offsets committed outside any membership for a throwaway replay reader group (the
+ *   commands and dead-letter topics) and a throwaway control-topic follower group (the
+ *   control topic), each deleted: Group READ and DELETE on both prefixes, Topic READ;
  * - aborted transactions under `${clientId}-`, each adding one topic ferry writes
  *   transactionally: TransactionalId WRITE, Topic WRITE. The aborted probe records are
  *   never visible at read_committed, which is how every reader of these topics must read;
@@ -26,7 +26,6 @@ import { FerryError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import {
   type NeedOf,
-  probeGroupDeletion,
   probeReading,
   probeTopicWrites,
   probeTransactionalIds,
@@ -168,18 +167,20 @@ export class KafkaAccessCheck {
       const step: Step = (what, action, need) => this.#step(what, action, need);
       await probeReading(this.#kafka, admin, step, {
         groupId: `${replayGroupId}.reader.preflight-${randomUUID()}`,
-        topics: [topics.commands, topics.dlq, topics.control],
+        topics: [topics.commands, topics.dlq],
         groupNeed: groupRead(replayGroupId, 'prefixed'),
         groupDeleteNeed: groupDelete(replayGroupId),
+        what: 'the dead-letter replay reader group',
       });
-      // The control-topic follower deletes its throwaway group when it stops.
-      await probeGroupDeletion(
-        admin,
-        step,
-        `${groupId}.control.preflight-${randomUUID()}`,
-        'a control-topic follower group',
-        groupDelete(`${groupId}.control`),
-      );
+      // The control-topic follower: its group reads the control topic (joined after the
+      // start, so a refusal must show here) and is deleted when it stops.
+      await probeReading(this.#kafka, admin, step, {
+        groupId: `${groupId}.control.preflight-${randomUUID()}`,
+        topics: [topics.control],
+        groupNeed: groupRead(`${groupId}.control`, 'prefixed'),
+        groupDeleteNeed: groupDelete(`${groupId}.control`),
+        what: 'a control-topic follower group',
+      });
       // Unique per start: replicas starting together must not fence each other's probe.
       await probeTransactionalIds(this.#kafka, step, [
         {

@@ -4,29 +4,10 @@
  * broker checks Group READ and Topic READ before it stores anything, so the access check
  * proves "may read this topic as a member of this group" without joining the group:
  * joining a new group waits the broker's `group.initial.rebalance.delay.ms` (3 s by
- * default), a commit does not. kafkajs has no public call for it; its cluster factory
- * (the same hook coordinator-cache.ts uses) gives the broker-level request.
+ * default), a commit does not. kafkajs has no public call for it.
  */
 import type { Kafka } from './kafkajs.ts';
-
-/** The parts of kafkajs's (internal) Cluster and Broker used here. */
-interface KafkajsBroker {
-  offsetCommit(request: {
-    groupId: string;
-    groupGenerationId: number;
-    memberId: string;
-    retentionTime: number;
-    topics: { topic: string; partitions: { partition: number; offset: string }[] }[];
-  }): Promise<unknown>;
-}
-interface KafkajsCluster {
-  connect(): Promise<void>;
-  disconnect(): Promise<void>;
-  findGroupCoordinator(query: { groupId: string }): Promise<KafkajsBroker>;
-}
-type ClusterFactory = (options: { allowAutoTopicCreation: boolean }) => KafkajsCluster;
-
-const CREATE_CLUSTER = 'private:Kafka:createCluster';
+import { newCluster } from './kafkajs-cluster.ts';
 
 /**
  * Commits offset 0 of partition 0 of `topic` for `groupId` without joining it.
@@ -38,11 +19,7 @@ export async function commitAsStandalone(
   groupId: string,
   topic: string,
 ): Promise<void> {
-  const holder = kafka as unknown as Record<symbol, unknown>;
-  const key = Object.getOwnPropertySymbols(holder).find((s) => s.description === CREATE_CLUSTER);
-  const create = key === undefined ? undefined : holder[key];
-  if (typeof create !== 'function') throw new Error('kafkajs has no cluster factory');
-  const cluster = (create as ClusterFactory)({ allowAutoTopicCreation: false });
+  const cluster = newCluster(kafka);
   try {
     await cluster.connect();
     const coordinator = await cluster.findGroupCoordinator({ groupId });

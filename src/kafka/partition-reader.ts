@@ -1,0 +1,115 @@
+/**
+ * Reads one partition from an offset up to an end offset without a consumer group:
+ * fetches from the partition's leader, as a consumer that assigns its partitions itself
+ * would. kafkajs cannot read without a group, and joining a new group waits the broker's
+ * `group.initial.rebalance.delay.ms` (3 s by default); the control topic is read whole
+ * this way at start (control-topic.ts). Records come at read_committed, filtered by
+ * kafkajs's own batch logic (aborted transactions, control records, offsets before the
+ * fetch offset).
+ */
+import { createRequire } from 'node:module';
+import type { Kafka } from './kafkajs.ts';
+import { type KafkajsCluster, newCluster } from './kafkajs-cluster.ts';
+
+const require = createRequire(import.meta.url);
+
+interface KafkajsMessage {
+  readonly offset: string;
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+}
+interface KafkajsBatch {
+  readonly messages: readonly KafkajsMessage[];
+  lastOffset(): string;
+}
+type BatchClass = new (
+  topic: string,
+  fetchedOffset: string,
+  partitionData: unknown,
+) => KafkajsBatch;
+const Batch = require('kafkajs/src/consumer/batch.js') as BatchClass;
+
+/** kafkajs's READ_COMMITTED isolation level. */
+const READ_COMMITTED = 1;
+/** Bytes one fetch answers with at most. */
+const FETCH_MAX_BYTES = 1024 * 1024;
+/** How long leader moves and a loading partition are tried again. */
+const DEADLINE_MS = 30_000;
+
+export interface PartitionRecord {
+  readonly offset: number;
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+}
+
+/**
+ * Hands every record of `topic`/`partition` from `from` up to (not including) `end` to
+ * `onRecord`, in offset order. @returns the offset after the last one read (at least
+ * `end`: what compaction removed is passed over). @throws kafkajs's error: a refusal at
+ * once, anything else after DEADLINE_MS.
+ */
+export async function readPartition(
+  kafka: Kafka,
+  topic: string,
+  partition: number,
+  from: number,
+  end: number,
+  onRecord: (record: PartitionRecord) => void,
+): Promise<number> {
+  if (from >= end) return from;
+  const cluster = newCluster(kafka);
+  const deadline = Date.now() + DEADLINE_MS;
+  let next = from;
+  try {
+    await cluster.connect();
+    await cluster.addTargetTopic(topic);
+    while (next < end) {
+      let batch: KafkajsBatch;
+      try {
+        batch = await fetchOnce(cluster, topic, partition, next);
+      } catch (error: unknown) {
+        const retriable = (error as { retriable?: unknown }).retriable === true;
+        if (!retriable || Date.now() > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        await cluster.refreshMetadata().catch(() => undefined);
+        continue;
+      }
+      for (const message of batch.messages) {
+        const offset = Number(message.offset);
+        if (offset < next || offset >= end) continue;
+        onRecord({ offset, key: message.key, value: message.value });
+      }
+      // An empty answer (compacted away, aborted, control records) still moves on.
+      next = Math.max(next, Number(batch.lastOffset()) + 1);
+    }
+    return next;
+  } finally {
+    await cluster.disconnect().catch(() => undefined);
+  }
+}
+
+async function fetchOnce(
+  cluster: KafkajsCluster,
+  topic: string,
+  partition: number,
+  offset: number,
+): Promise<KafkajsBatch> {
+  const leaders = cluster.findLeaderForPartitions(topic, [partition]);
+  const leader = Object.keys(leaders)[0];
+  if (leader === undefined) {
+    throw Object.assign(new Error(`no leader of ${topic}/${partition} known`), { retriable: true });
+  }
+  const broker = await cluster.findBroker({ nodeId: Number(leader) });
+  const fetchOffset = String(offset);
+  const { responses } = await broker.fetch({
+    replicaId: -1,
+    isolationLevel: READ_COMMITTED,
+    maxWaitTime: 0,
+    minBytes: 1,
+    maxBytes: FETCH_MAX_BYTES,
+    topics: [{ topic, partitions: [{ partition, fetchOffset, maxBytes: FETCH_MAX_BYTES }] }],
+  });
+  const data = responses.find((r) => r.topicName === topic)?.partitions[0];
+  if (data === undefined) throw new Error(`the fetch answer has no ${topic}/${partition}`);
+  return new Batch(topic, fetchOffset, data);
+}
