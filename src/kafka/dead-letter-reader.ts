@@ -25,6 +25,7 @@ import { whileCoordinatorMoves } from './coordinator-errors.ts';
 import { kafkaConnection, kafkaError } from './kafka-security.ts';
 import { type Admin, Kafka, logLevel, type Producer } from './kafkajs.ts';
 import { headersOf, kafkaLogCreator } from './kafkajs-adapters.ts';
+import { boundedRetry } from './retry-budget.ts';
 
 const PROGRESS_VISIBLE_TIMEOUT_MS = 10_000;
 
@@ -61,7 +62,8 @@ export class DeadLetterReader implements DeadLetterLog {
       ...kafkaConnection({ ...options, clientId: options.clientId ?? 'ferry-dlq-replay' }),
       logLevel: logLevel.WARN,
       logCreator: kafkaLogCreator(options.logger, 'dead-letter-reader'),
-      retry: { initialRetryTime: 300, retries: 5 },
+      // Its patience as before (about 19 s), each wait capped (retry-budget.ts).
+      retry: boundedRetry(300, 2, 19_000),
     });
   }
 

@@ -40,6 +40,7 @@ import kafkajs, {
   type LogEntry,
   logLevel,
 } from './kafkajs.ts';
+import { boundedRetry } from './retry-budget.ts';
 import { createTopicsAndWait } from './topic-leaders.ts';
 import {
   createTopicCommand,
@@ -129,7 +130,8 @@ export class KafkaAccessCheck {
       ...this.#connection,
       logLevel: logLevel.DEBUG,
       logCreator: () => (entry) => this.#noteCoordinatorRefusal(entry),
-      retry: { initialRetryTime: 300, retries: 6 },
+      // Each step's patience as before (about 19 s), each wait capped (retry-budget.ts).
+      retry: boundedRetry(300, 2, 19_000),
     });
   }
 
