@@ -6,7 +6,7 @@
  * missing grant, and which grant.
  */
 import type { AclNeed, AclOperation } from './acl-grants.ts';
-import type { ExpectedTopicSettings } from './topic-settings.ts';
+import { type ExpectedTopicSettings, topicConfigEntries } from './topic-settings.ts';
 
 export interface FerryTopics {
   readonly commands: string;
@@ -44,12 +44,7 @@ export const CONTROL_TOPIC_CONFIG = {
 export function topicNeeds(topics: FerryTopics, settings: ExpectedTopicSettings): TopicNeed[] {
   const common = {
     partitions: settings.partitions,
-    config: {
-      'min.insync.replicas': String(settings.minInsyncReplicas),
-      ...(settings.maxMessageBytes
-        ? { 'max.message.bytes': String(settings.maxMessageBytes) }
-        : {}),
-    },
+    config: Object.fromEntries(topicConfigEntries(settings).map((e) => [e.name, e.value])),
   };
   const plain = (
     topic: string,
@@ -70,7 +65,7 @@ export function topicNeeds(topics: FerryTopics, settings: ExpectedTopicSettings)
       // One partition, so every replica reads the control records in one order.
       partitions: 1,
       config: {
-        'min.insync.replicas': common.config['min.insync.replicas'],
+        'min.insync.replicas': String(settings.minInsyncReplicas),
         ...CONTROL_TOPIC_CONFIG,
       },
     },
