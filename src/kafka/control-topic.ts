@@ -21,7 +21,28 @@ import { kafkaConnection, kafkaError, kafkaRefusalOf } from './kafka-security.ts
 import { type Admin, type Consumer, Kafka, logLevel, type Producer } from './kafkajs.ts';
 import { kafkaLogCreator } from './kafkajs-adapters.ts';
 import { readPartition } from './partition-reader.ts';
-import { CLIENT_RETRY } from './retry-budget.ts';
+import { CLIENT_RETRY, CONSUMER_METADATA_MAX_AGE_MS } from './retry-budget.ts';
+
+/** The longest wait for each step of stop(), ms. */
+const STOP_STEP_MS = 3_000;
+
+/** Waits for `work` to settle, or `ms` at most; never throws. */
+async function settledWithin(work: Promise<unknown> | undefined, ms: number): Promise<void> {
+  if (work === undefined) return;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+    timer.unref();
+  });
+  await Promise.race([
+    work.then(
+      () => undefined,
+      () => undefined,
+    ),
+    late,
+  ]);
+  clearTimeout(timer);
+}
 
 /** One record of the control topic as the follower hands it over. */
 export interface ControlRecord {
@@ -121,6 +142,7 @@ export class ControlTopic {
         groupId: this.#groupId,
         maxWaitTimeInMs: this.#options.fetchMaxWaitMs ?? 500,
         readUncommitted: false,
+        metadataMaxAge: CONSUMER_METADATA_MAX_AGE_MS,
       });
       this.#consumer = consumer;
       consumer.on(consumer.events.CRASH, (event) => {
@@ -250,9 +272,12 @@ export class ControlTopic {
     this.#consumer = undefined;
     this.#producer = undefined;
     this.#admin = undefined;
-    await consumer?.disconnect().catch(() => undefined);
-    await admin?.deleteGroups([this.#groupId]).catch(() => undefined);
-    await admin?.disconnect().catch(() => undefined);
-    await producer?.disconnect().catch(() => undefined);
+    // Each step bounded: a follower restarting against a dead broker, or a coordinator
+    // that moved, would otherwise hold the replica's stop for a minute of retries, past
+    // its shutdown grace. The group is deleted only to keep the broker tidy.
+    await settledWithin(consumer?.disconnect(), STOP_STEP_MS);
+    await settledWithin(admin?.deleteGroups([this.#groupId]), STOP_STEP_MS);
+    await settledWithin(admin?.disconnect(), STOP_STEP_MS);
+    await settledWithin(producer?.disconnect(), STOP_STEP_MS);
   }
 }

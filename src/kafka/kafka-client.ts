@@ -26,7 +26,7 @@ import {
 import { kafkaLogCreator } from './kafkajs-adapters.ts';
 import { RecordProducer, TRANSACTION_RETRY, TransactionalProducer } from './producers.ts';
 import type { PartitionOffset, TopicSpec } from './records.ts';
-import { CLIENT_RETRY } from './retry-budget.ts';
+import { CLIENT_RETRY, CONSUMER_METADATA_MAX_AGE_MS } from './retry-budget.ts';
 import { createTopicsAndWait } from './topic-leaders.ts';
 
 export type { BatchConsumerOptions, RecordBatch, RecordConsumerOptions } from './consumers.ts';
@@ -307,6 +307,8 @@ export class KafkaClient {
       readUncommitted: false,
       // Each wait capped, so fetching resumes within seconds of a broker's return.
       retry: CLIENT_RETRY,
+      // A dead leader's partitions are looked up again within seconds (retry-budget.ts).
+      metadataMaxAge: CONSUMER_METADATA_MAX_AGE_MS,
     });
     consumer.on(consumer.events.CRASH, () => this.#options.onError?.('consumer', 'crash'));
     consumer.on(consumer.events.REQUEST_TIMEOUT, () =>

@@ -6,9 +6,12 @@
  */
 import './kafkajs-grouping.ts';
 import { installBoundedFetch } from './bounded-fetch.ts';
+import { installCoordinatorLossRejoin } from './coordinator-loss.ts';
 
-// Before any client exists: every Fetch answer of the process is decoded bounded.
+// Before any client exists: every Fetch answer of the process is decoded bounded, and
+// every consumer rejoins when its group coordinator cannot be reached.
 installBoundedFetch();
+installCoordinatorLossRejoin();
 
 export * from 'kafkajs';
 export { default } from 'kafkajs';

@@ -40,3 +40,12 @@ export function boundedRetry(
 
 /** Admin calls, consumers and plain producers: 300 ms doubling up to 2 s, about a minute in all. */
 export const CLIENT_RETRY = boundedRetry(300, 2, 60_000);
+
+/**
+ * How old a consumer's metadata may be when it fetches again, ms. A fetch from a leader
+ * that died fails with a connection error, which kafkajs retries with the metadata it
+ * has: it refreshes it after other errors, or once it is older than this. 5 s instead of
+ * kafkajs's 5 minutes, so a dead leader's partitions are fetched from their new leader
+ * within seconds of the move; the cost is one metadata request per consumer per 5 s.
+ */
+export const CONSUMER_METADATA_MAX_AGE_MS = 5_000;

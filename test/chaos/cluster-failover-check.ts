@@ -75,6 +75,7 @@ test('kill -9 of a commands leader on a 3-node cluster: every command gets exact
     }),
     FERRY_TOPIC_PARTITIONS: '6',
     FERRY_TOPIC_REPLICATION_FACTOR: '3',
+    FERRY_LOG_LEVEL: process.env.FAILOVER_LOG_LEVEL ?? 'info',
     FERRY_BATCH_MAX_OPS: '20',
     FERRY_CONCURRENCY: '2',
     FERRY_REQUEST_TIMEOUT_MS: '2000',
