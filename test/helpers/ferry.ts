@@ -102,6 +102,25 @@ export function loopbackEnv(options: LoopbackEnvOptions): Record<string, string>
   };
 }
 
+/**
+ * loopbackEnv for a ferry process of a test: its topics and group, the emulator, the
+ * test API key; the test run's brokers unless `brokers` names others.
+ */
+export function processEnv(
+  topics: ReturnType<typeof testTopics>,
+  emulator: Emulator,
+  { brokers = testBrokers().join(','), clientId = topics.group } = {},
+): Record<string, string> {
+  return loopbackEnv({
+    brokers,
+    group: topics.group,
+    clientId,
+    topics,
+    gatewayUrl: emulator.url,
+    apiKey: TEST_API_KEY,
+  });
+}
+
 /** Starts ferry against the emulator; `env` overrides any FERRY_* variable. */
 export async function startFerry(
   t: TestContext,

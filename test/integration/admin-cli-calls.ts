@@ -8,9 +8,8 @@ import { readFileSync } from 'node:fs';
 import type { TestContext } from 'node:test';
 import { AdminService } from '../../src/admin/gen/ferry/admin/v1/admin_pb.ts';
 import { FIXTURE_PHONE, FIXTURE_SENDER } from '../fixtures/operations.ts';
-import { loopbackEnv, produce, startEmulator, TEST_API_KEY, testTopics } from '../helpers/ferry.ts';
+import { processEnv, produce, startEmulator, testTopics } from '../helpers/ferry.ts';
 import { spawnFerry, waitForLog } from '../helpers/ferry-process.ts';
-import { testBrokers } from '../helpers/kafka.ts';
 
 export const FERRY_TOKEN = 'foreign-client-admin-token-42';
 export const PACKAGE_VERSION = (
@@ -49,14 +48,7 @@ export async function startRunningFerry(t: TestContext): Promise<RunningFerry> {
   const emulator = await startEmulator(t, { initialBalance: 1000, currency: 'EUR' });
   const topics = testTopics();
   const ferry = spawnFerry(t, {
-    ...loopbackEnv({
-      brokers: testBrokers().join(','),
-      group: topics.group,
-      clientId: topics.group,
-      topics,
-      gatewayUrl: emulator.url,
-      apiKey: TEST_API_KEY,
-    }),
+    ...processEnv(topics, emulator),
     FERRY_ADMIN_LOOPBACK_ONLY: 'false',
     FERRY_ADMIN_TOKEN: FERRY_TOKEN,
     FERRY_TOPIC_PARTITIONS: '1',

@@ -18,9 +18,8 @@ import {
   SUPPRESSED_MESSAGE,
 } from '../../src/observability/log-sampler.ts';
 import { findTool } from '../deploy/external-tools.ts';
-import { loopbackEnv, startEmulator, TEST_API_KEY, testTopics } from '../helpers/ferry.ts';
+import { processEnv, startEmulator, testTopics } from '../helpers/ferry.ts';
 import { type FerryProcess, spawnFerry, waitForLog } from '../helpers/ferry-process.ts';
-import { testBrokers } from '../helpers/kafka.ts';
 
 const execFileAsync = promisify(execFile);
 
@@ -48,14 +47,7 @@ async function startLoggingFerry(t: TestContext): Promise<Running> {
   const emulator = await startEmulator(t);
   const topics = testTopics();
   const ferry = spawnFerry(t, {
-    ...loopbackEnv({
-      brokers: testBrokers().join(','),
-      group: topics.group,
-      clientId: topics.group,
-      topics,
-      gatewayUrl: emulator.url,
-      apiKey: TEST_API_KEY,
-    }),
+    ...processEnv(topics, emulator),
     FERRY_TOPIC_PARTITIONS: '1',
     FERRY_CALLBACK_TOKEN: CALLBACK_TOKEN,
     FERRY_ADMIN_TOKEN: ADMIN_TOKEN,
