@@ -94,7 +94,7 @@ export class DecompressionBudget {
   readonly limitBytes: number;
   usedBytes = 0;
   kept = 0;
-  /** Records left in their batch once the budget was spent, by the last cut. */
+  /** Whether the records of some partition of the answer were cut short at the budget. */
   cut = false;
 
   constructor(limitBytes: number) {
@@ -224,31 +224,41 @@ export async function decodePartitionRecords(
     return messageSetDecoder(set, size);
   }
   const records: KafkajsRecord[] = [];
-  // The last record before the fetch offset, handed over only when nothing after it is:
-  // kafkajs steps over a fetch offset that compaction removed (its batch still ends past
-  // it) only when it sees a record below it, so the partition would stop there otherwise.
+  // The last record before the fetch offset, handed over only when nothing after it is,
+  // and only when every batch of the answer was read: kafkajs steps over a fetch offset
+  // that compaction removed (its batch still ends past it) only when it sees a record
+  // below it, so the partition would stop there otherwise; but it steps over the fetch
+  // offset itself, so a record there that was not read must not be stepped over.
   let lastBefore: KafkajsRecord | undefined;
+  let readToTheEnd = true;
   while (set.canReadBytes(RECORD_BATCH_OVERHEAD)) {
     const start = set.offset;
     const length = buffer.readInt32BE(start + 8);
     // The tail of a fetch may end inside a batch (its byte limit): the rest comes next time.
-    if (buffer.length - start - 12 < length) break;
+    if (buffer.length - start - 12 < length) {
+      readToTheEnd = false;
+      break;
+    }
     if ((buffer.readInt16BE(start + ATTRIBUTES_OFFSET) & CODEC_MASK) === 0) {
       const batch = await recordBatchDecoder(set);
       for (const record of batch.records) records.push(record);
       budget.charge(12 + length, batch.records.length);
       continue;
     }
-    if (budget.spent) break;
+    if (budget.spent) {
+      readToTheEnd = false;
+      break;
+    }
     const outcome = await decodeCompressedBatch(set, fetchOffset, budget, limits);
     for (const record of outcome.records) records.push(record);
     lastBefore = outcome.lastBefore ?? lastBefore;
     if (outcome.cut) {
       budget.cut = true;
       boundedDecodingCounts.cuts += 1;
+      readToTheEnd = false;
       break;
     }
   }
-  if (records.length === 0 && lastBefore !== undefined) records.push(lastBefore);
+  if (readToTheEnd && records.length === 0 && lastBefore !== undefined) records.push(lastBefore);
   return records;
 }

@@ -264,3 +264,33 @@ test('a producer header named like the stand-in marker does not hide a stand-in'
   assert.equal(mapped.oversized?.valueBytes, RECORD_MAX * 100);
   assert.equal(mapped.value, null);
 });
+
+test('a record before the fetch offset is never handed over alone when the answer was cut short', async () => {
+  // Fetching from 125: the first batch (100-119) lies wholly before it, the second holds it.
+  const set = await recordSet(4, [plainRecords(20, 11), plainRecords(20, 12)]);
+  const Batch = require('kafkajs/src/consumer/batch') as new (
+    topic: string,
+    fetchedOffset: string,
+    data: Record<string, unknown>,
+  ) => { isEmptyDueToLogCompactedMessages(): boolean };
+  // An answer whose budget an earlier partition nearly spent: the first batch is read
+  // (nothing of it is kept), the second is cut before its first record.
+  const spent = new DecompressionBudget(1000);
+  spent.admit(10);
+  const records = await decodePartitionRecords(new KafkajsDecoderClass(set), 125n, spent, limits);
+  assert.deepEqual(records, [], 'nothing: kafkajs fetches from 125 again');
+  const batch = new Batch('t', '125', {
+    partition: 0,
+    highWatermark: '140',
+    messages: records,
+    abortedTransactions: [],
+  });
+  assert.equal(
+    batch.isEmptyDueToLogCompactedMessages(),
+    false,
+    'so offset 125 is not stepped over',
+  );
+  // Read whole, the record at 125 comes.
+  const whole = await ferryDecode(set, 125n, 1024 * 1024 * 1024);
+  assert.equal(whole.records.find((r) => BigInt(String(r.offset)) >= 125n)?.offset, '125');
+});
