@@ -13,15 +13,15 @@ import { smsOperation } from '../fixtures/operations.ts';
 import { command, produce, readRecords, startEmulator } from '../helpers/ferry.ts';
 import {
   BASE_MEMORY_LIMIT_MIB,
+  BOMB_BYTES,
   BOMB_CODECS,
+  BOMB_COMMAND_MAX_BYTES,
   KcatFiles,
   kcatFilesBatch,
   peakRssMiB,
   startBombFleet,
 } from '../helpers/kcat-bombs.ts';
 
-const COMMAND_MAX_BYTES = 1024 * 1024;
-const BOMB_BYTES = 100 * COMMAND_MAX_BYTES;
 const PARTITIONS = 2;
 const REPLICAS = 2;
 
@@ -30,7 +30,7 @@ test('two replicas read bombs in every codec on both partitions: no restart, one
   const { topics, replicas } = await startBombFleet(t, emulator, {
     partitions: PARTITIONS,
     replicas: REPLICAS,
-    commandMaxBytes: COMMAND_MAX_BYTES,
+    commandMaxBytes: BOMB_COMMAND_MAX_BYTES,
   });
 
   const files = new KcatFiles(t);

@@ -23,6 +23,10 @@ const execFileAsync = promisify(execFile);
 export const BOMB_CODECS = ['gzip', 'snappy', 'lz4', 'zstd'] as const;
 /** The commands topic takes batches this large, for two Snappy bombs of 100 MiB (~10 MB). */
 export const BOMB_TOPIC_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+/** The command limit the bomb tests run ferry with (FERRY_COMMAND_MAX_BYTES, its default). */
+export const BOMB_COMMAND_MAX_BYTES = 1024 * 1024;
+/** Each bomb's value: 100 times the command limit. */
+export const BOMB_BYTES = 100 * BOMB_COMMAND_MAX_BYTES;
 /** deploy/k8s/base: the container's memory limit. */
 export const BASE_MEMORY_LIMIT_MIB = 288;
 

@@ -14,16 +14,15 @@ import { smsOperation } from '../fixtures/operations.ts';
 import { command, produce, readRecords, startEmulator, startFerry } from '../helpers/ferry.ts';
 import {
   BASE_MEMORY_LIMIT_MIB,
+  BOMB_BYTES,
   BOMB_CODECS,
+  BOMB_COMMAND_MAX_BYTES,
   KcatFiles,
   kcatFilesBatch,
   peakRssMiB,
   startBombFleet,
 } from '../helpers/kcat-bombs.ts';
 
-const COMMAND_MAX_BYTES = 1024 * 1024;
-/** Each bomb's value: 100 times the command limit. */
-const BOMB_BYTES = 100 * COMMAND_MAX_BYTES;
 const BOMBS_PER_BATCH = 2;
 
 test('a batch of values decompressing to 100x the command limit, in every codec from kcat: too_large each, the rest flows, peak RSS bounded', async (t) => {
@@ -31,7 +30,7 @@ test('a batch of values decompressing to 100x the command limit, in every codec 
   const { topics, replicas } = await startBombFleet(t, emulator, {
     partitions: 1,
     replicas: 1,
-    commandMaxBytes: COMMAND_MAX_BYTES,
+    commandMaxBytes: BOMB_COMMAND_MAX_BYTES,
   });
   const [ferry] = replicas;
   assert.ok(ferry);
