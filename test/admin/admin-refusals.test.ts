@@ -4,7 +4,6 @@
  * `ferry_admin_calls_refused_total{reason}` counts every one.
  */
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import { status } from '@grpc/grpc-js';
 import { AdminService } from '../../src/admin/gen/ferry/admin/v1/admin_pb.ts';
@@ -15,6 +14,7 @@ import {
 } from '../../src/observability/log-sampler.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
+import { jsonLineSink } from '../helpers/log-lines.ts';
 import { startAdmin } from './admin-fixture.ts';
 
 /** Calls without a token and with a wrong one; each half of it. */
@@ -22,15 +22,7 @@ const CALLS = 2_000;
 const CONCURRENCY = 50;
 
 test(`${CALLS} unauthenticated calls are all counted and logged in at most ${DEFAULT_LINES_PER_INTERVAL} lines and a summary`, async (t) => {
-  const lines: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) {
-        lines.push(JSON.parse(line) as Record<string, unknown>);
-      }
-      done();
-    },
-  });
+  const { destination, lines } = jsonLineSink();
   const metrics = createMetrics();
   const { server, address } = await startAdmin(t, {
     logger: createLogger({ level: 'info', destination }),

@@ -7,8 +7,10 @@ import type { Emulator } from '../../src/emulator/index.ts';
 import { createMetrics, type FerryMetrics } from '../../src/observability/metrics.ts';
 import { Dispatcher } from '../../src/pipeline/dispatcher.ts';
 import { SendGate } from '../../src/pipeline/send-gate.ts';
+import type { Outbound, SendOutcome } from '../../src/pipeline/send-outcome.ts';
 import { GatewayClient } from '../../src/upstream/gateway-client.ts';
 import { GatewayHttp } from '../../src/upstream/gateway-http.ts';
+import { smsOperation } from '../fixtures/operations.ts';
 import { startEmulator, TEST_API_KEY, testLogger } from './ferry.ts';
 
 export interface DispatcherSetup {
@@ -44,4 +46,25 @@ export async function dispatcherAgainstEmulator(
     onAccessDenied: () => undefined,
   });
   return { dispatcher, metrics, emulator };
+}
+
+/** An SMS to dispatch, and the outcome its dispatch settles. */
+export function outboundSms(
+  id: number,
+  { inDoubt = false, current = true }: { inDoubt?: boolean; current?: boolean } = {},
+): [Outbound, Promise<SendOutcome>] {
+  let settle: (outcome: SendOutcome) => void = () => undefined;
+  const settled = new Promise<SendOutcome>((resolve) => {
+    settle = resolve;
+  });
+  const outbound: Outbound = {
+    json: JSON.stringify(smsOperation(id)),
+    id,
+    type: 'sms',
+    reconcilable: true,
+    inDoubt,
+    isCurrent: () => current,
+    settle,
+  };
+  return [outbound, settled];
 }

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import { FerryError } from '../../src/errors.ts';
 import {
@@ -8,6 +7,7 @@ import {
   SUPPRESSED_MESSAGE,
 } from '../../src/observability/log-sampler.ts';
 import { createLogger } from '../../src/observability/logger.ts';
+import { jsonLineSink } from '../helpers/log-lines.ts';
 
 /** A clock whose time moves only when the test says so; due timers run in `advance`. */
 class FakeClock implements SamplerClock {
@@ -55,15 +55,7 @@ class FakeClock implements SamplerClock {
 }
 
 function sampler(options: { linesPerInterval?: number; intervalMs?: number } = {}) {
-  const lines: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) {
-        lines.push(JSON.parse(line) as Record<string, unknown>);
-      }
-      done();
-    },
-  });
+  const { destination, lines } = jsonLineSink();
   const clock = new FakeClock();
   const logSampler = new LogSampler({
     logger: createLogger({ destination }),

@@ -4,35 +4,17 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Outbound, SendOutcome } from '../../src/pipeline/send-outcome.ts';
-import { smsOperation } from '../fixtures/operations.ts';
-import { dispatcherAgainstEmulator } from '../helpers/dispatcher.ts';
+import type { Outbound } from '../../src/pipeline/send-outcome.ts';
+import { dispatcherAgainstEmulator, outboundSms } from '../helpers/dispatcher.ts';
 
 function dispatcherFor(t: import('node:test').TestContext) {
   return dispatcherAgainstEmulator(t);
 }
 
-function item(id: number, inDoubt: boolean, current: boolean): [Outbound, Promise<SendOutcome>] {
-  let settle: (outcome: SendOutcome) => void = () => undefined;
-  const settled = new Promise<SendOutcome>((resolve) => {
-    settle = resolve;
-  });
-  const outbound: Outbound = {
-    json: JSON.stringify(smsOperation(id)),
-    id,
-    type: 'sms',
-    reconcilable: true,
-    inDoubt,
-    isCurrent: () => current,
-    settle,
-  };
-  return [outbound, settled];
-}
-
 test('a command in doubt, given up before its lookup, is still reported as maybe sent', async (t) => {
   const { dispatcher, emulator } = await dispatcherFor(t);
-  const [doubtful, doubtfulOutcome] = item(1, true, false);
-  const [fresh, freshOutcome] = item(2, false, false);
+  const [doubtful, doubtfulOutcome] = outboundSms(1, { inDoubt: true, current: false });
+  const [fresh, freshOutcome] = outboundSms(2, { inDoubt: false, current: false });
   dispatcher.dispatch({ transport: 'sync', items: [doubtful, fresh] });
   assert.deepEqual(await doubtfulOutcome, { kind: 'abandoned', sent: true });
   assert.deepEqual(await freshOutcome, { kind: 'abandoned', sent: false });
@@ -41,7 +23,7 @@ test('a command in doubt, given up before its lookup, is still reported as maybe
 
 test('a command still owned is sent once and answered', async (t) => {
   const { dispatcher, emulator } = await dispatcherFor(t);
-  const [outbound, outcome] = item(3, false, true);
+  const [outbound, outcome] = outboundSms(3, { inDoubt: false, current: true });
   dispatcher.dispatch({ transport: 'sync', items: [outbound] });
   assert.equal((await outcome).kind, 'item');
   assert.equal(emulator.stats().sendsById['3'], 1);
@@ -53,9 +35,9 @@ test('an envelope whose only commands in doubt were given up sends the rest with
   // so both are to be looked up; before the retry one of them moves to another replica.
   emulator.setKnobs({ lostAnswerRate: 1 });
   let owned = true;
-  const [moved, movedOutcome] = item(41, true, true);
+  const [moved, movedOutcome] = outboundSms(41, { inDoubt: true, current: true });
   const movedItem: Outbound = { ...moved, isCurrent: () => owned };
-  const [stays, staysOutcome] = item(42, false, true);
+  const [stays, staysOutcome] = outboundSms(42, { inDoubt: false, current: true });
   const staysItem: Outbound = { ...stays, reconcilable: false };
   dispatcher.dispatch({ transport: 'sync', items: [movedItem, staysItem] });
   for (let i = 0; i < 200 && emulator.stats().requests < 1; i++) {

@@ -15,29 +15,10 @@ import type { Emulator } from '../../src/emulator/index.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
 import { Dispatcher } from '../../src/pipeline/dispatcher.ts';
 import { SendGate } from '../../src/pipeline/send-gate.ts';
-import type { Outbound, SendOutcome } from '../../src/pipeline/send-outcome.ts';
 import { GatewayClient } from '../../src/upstream/gateway-client.ts';
 import { GatewayHttp } from '../../src/upstream/gateway-http.ts';
-import { smsOperation } from '../fixtures/operations.ts';
-import { dispatcherAgainstEmulator } from '../helpers/dispatcher.ts';
+import { dispatcherAgainstEmulator, outboundSms } from '../helpers/dispatcher.ts';
 import { TEST_API_KEY, testLogger } from '../helpers/ferry.ts';
-
-function item(id: number): [Outbound, Promise<SendOutcome>] {
-  let settle: (outcome: SendOutcome) => void = () => undefined;
-  const settled = new Promise<SendOutcome>((resolve) => {
-    settle = resolve;
-  });
-  const outbound: Outbound = {
-    json: JSON.stringify(smsOperation(id)),
-    id,
-    type: 'sms',
-    reconcilable: true,
-    inDoubt: false,
-    isCurrent: () => true,
-    settle,
-  };
-  return [outbound, settled];
-}
 
 /** Polls the emulator's request count; resolves with when it first passed `count`. */
 async function requestAfter(emulator: Emulator, count: number, timeoutMs: number): Promise<number> {
@@ -60,13 +41,13 @@ async function gapAfterThrottle(
 ) {
   const { dispatcher, emulator } = await dispatcherAgainstEmulator(t, { retryAfterMaxMs });
   emulator.setKnobs({ http429Rate: 1, retryAfterMs });
-  const [first, firstOutcome] = item(801);
+  const [first, firstOutcome] = outboundSms(801);
   dispatcher.dispatch({ transport: 'sync', items: [first] });
   const throttledAt = await requestAfter(emulator, 0, 5_000);
   emulator.setKnobs({ http429Rate: 0 });
   // Another envelope, which never got a 429 itself, sent once the first one's is in.
   while (retryAfterMaxMs > 0 && dispatcher.retryAfterRemainingMs === 0) await sleep(2);
-  const [second, secondOutcome] = item(802);
+  const [second, secondOutcome] = outboundSms(802);
   dispatcher.dispatch({ transport: 'sync', items: [second] });
   const nextAt = await requestAfter(emulator, 1, 10_000);
   const outcomes = await Promise.all([firstOutcome, secondOutcome]);
@@ -157,8 +138,8 @@ test('an HTTP-date Retry-After from a foreign gateway (Python http.server, 503) 
     lookupDelayMs: 10,
     onAccessDenied: () => undefined,
   });
-  const [first, firstOutcome] = item(901);
-  const [second, secondOutcome] = item(902);
+  const [first, firstOutcome] = outboundSms(901);
+  const [second, secondOutcome] = outboundSms(902);
   dispatcher.dispatch({ transport: 'sync', items: [first] });
   while (gateway.requests.length === 0) await sleep(5);
   dispatcher.dispatch({ transport: 'sync', items: [second] });
