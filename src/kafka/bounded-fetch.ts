@@ -13,7 +13,6 @@
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import {
-  type DecompressionBudget as Budget,
   DecompressionBudget,
   decodePartitionRecords,
   type KafkajsDecoder,
@@ -129,7 +128,7 @@ async function decodeV11(raw: Buffer, offsets: Map<string, bigint>): Promise<unk
   const clientSideThrottleTime = decoder.readInt32();
   const errorCode = decoder.readInt16();
   const sessionId = decoder.readInt32();
-  const budgets = new Map<string, Budget>();
+  const budgets = new Map<string, DecompressionBudget>();
   const responses = await decoder.readArrayAsync(async (topicDecoder) => {
     const d = topicDecoder as typeof decoder;
     const topicName = d.readString();
@@ -202,8 +201,3 @@ export function installBoundedFetch(): boolean {
 }
 
 export { boundedDecodingCounts } from './bounded-batches.ts';
-
-/** Whether Fetch v11 answers are decoded by ferry in this process. */
-export function boundedFetchInstalled(): boolean {
-  return installed;
-}

@@ -11,14 +11,6 @@ import { CodecError } from './codec-error.ts';
 import { lz4FrameChunks } from './lz4-frame-reader.ts';
 import { snappyChunks } from './snappy-stream.ts';
 
-/** The codec field of a record batch's attributes (its lowest three bits). */
-export const CODEC_NAMES: Readonly<Record<number, string>> = {
-  1: 'gzip',
-  2: 'snappy',
-  3: 'lz4',
-  4: 'zstd',
-};
-
 /** zlib's output per chunk: records are small next to it, chunks few. */
 const ZLIB_CHUNK_BYTES = 64 * 1024;
 /**
