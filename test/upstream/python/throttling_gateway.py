@@ -8,6 +8,7 @@ Usage: python3 throttling_gateway.py THROTTLED RETRY_AFTER_S
 """
 import json
 import sys
+import threading
 import time
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -15,6 +16,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 THROTTLED = int(sys.argv[1])
 RETRY_AFTER_S = int(sys.argv[2])
 seen = 0
+# Requests are served on threads of their own: counting them and writing their lines
+# must not interleave (two lines printed at once came out as one).
+lock = threading.Lock()
 
 
 class Gateway(BaseHTTPRequestHandler):
@@ -24,8 +28,10 @@ class Gateway(BaseHTTPRequestHandler):
         global seen
         arrived = time.time()
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        seen += 1
-        if seen <= THROTTLED:
+        with lock:
+            seen += 1
+            throttled = seen <= THROTTLED
+        if throttled:
             status = 503
             answer = b'{"error":"Service Unavailable"}'
             extra = {"Retry-After": formatdate(arrived + RETRY_AFTER_S, usegmt=True)}
@@ -46,7 +52,10 @@ class Gateway(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(answer)
-        print(json.dumps({"at": arrived, "status": status, "retry_after": extra.get("Retry-After")}), flush=True)
+        line = json.dumps({"at": arrived, "status": status, "retry_after": extra.get("Retry-After")})
+        with lock:
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
 
     def log_message(self, *args):
         pass
