@@ -1,7 +1,7 @@
 /**
  * Previews of values too large or too odd to keep whole in a record: the beginning of their
  * JSON text, written without recursion and without encoding more than is kept, so neither
- * depth nor size can make building a result fail (output-records.ts).
+ * depth nor size can make building a result fail (result-encoding.ts).
  */
 import { isExactNumber } from '../json/number-source.ts';
 
