@@ -10,6 +10,7 @@
  * per topic, set by whoever reads it (`setTopicReadLimits`), because a replacement in
  * kafkajs's module cache is shared by every client in the process.
  */
+
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import {
@@ -18,6 +19,7 @@ import {
   type KafkajsDecoder,
   KafkajsDecoderClass,
 } from './bounded-batches.ts';
+import type { Oversized } from './kafka-port.ts';
 import type { SplitterLimits } from './record-splitter.ts';
 
 const require = createRequire(import.meta.url);
@@ -65,11 +67,7 @@ export function splitterLimits(limits: TopicReadLimits): SplitterLimits {
 }
 
 /** What a stand-in says of the record it replaces. */
-export interface Oversized {
-  readonly recordBytes: number;
-  /** -1 for a null value. */
-  readonly valueBytes: number;
-}
+export type { Oversized } from './kafka-port.ts';
 
 /**
  * The sizes of the record a stand-in replaces, read from its headers (kafkajs's shape:

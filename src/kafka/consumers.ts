@@ -1,70 +1,10 @@
 /** ferry's consumers: the pipeline's batch consumer and a record reader for tools and tests. */
 import { DEFAULT_READ_LIMITS, setTopicReadLimits } from './bounded-fetch.ts';
+import type { BatchConsumerOptions, GroupConsumer, InboundRecord } from './kafka-port.ts';
 import type { Consumer } from './kafkajs.ts';
-import { type InboundRecord, inbound } from './records.ts';
+import { inbound } from './records.ts';
 
-export interface RecordBatch {
-  readonly topic: string;
-  readonly partition: number;
-  readonly records: readonly InboundRecord[];
-  /** Records behind this batch's last one (high watermark − last offset − 1). */
-  readonly lag: number;
-  /** Sends a heartbeat when the last one is older than the consumer's heartbeat interval. */
-  heartbeat(): Promise<void>;
-  /** False once the consumer is stopping or a rewind of the partition is pending. */
-  isCurrent(): boolean;
-  /**
-   * Fetches the partition again from this batch's first record. Batches of the partition
-   * handed over before the call come again after it, so their handler drops them.
-   */
-  rewind(): void;
-}
-
-export interface BatchConsumerOptions {
-  readonly groupId: string;
-  readonly topic: string;
-  /** Batches of different partitions handled at once. Default 16. */
-  readonly partitionsConsumedConcurrently?: number;
-  /** Bytes fetched per partition per request; bounds memory per batch. Default 1 MiB. */
-  readonly maxBytesPerPartition?: number;
-  /** Bytes of one fetch response over all partitions. Default 4 MiB. */
-  readonly maxBytes?: number;
-  /**
-   * Records whose value is longer than this once decompressed are never held whole:
-   * they are handed over with a null value and `oversized` set. Default 1 MiB.
-   */
-  readonly recordMaxBytes?: number;
-  /**
-   * Decompressed bytes of records one fetch response may hand over; a response with
-   * more is cut there and the rest fetched again. Default 8 MiB.
-   */
-  readonly maxDecompressedBytes?: number;
-  readonly sessionTimeoutMs?: number;
-  /**
-   * How often the member heartbeats. Default: a tenth of the session timeout, at most
-   * 3 s and at least 100 ms, so that a heartbeat throttled by kafkajs (it skips one sent
-   * sooner than this after the previous) still arrives well within the session.
-   */
-  readonly heartbeatIntervalMs?: number;
-  /**
-   * Longest wait of a fetch for new records. kafkajs also sleeps this long when every
-   * partition is paused, so it bounds how soon fetching restarts after a pause. Default 250.
-   */
-  readonly fetchMaxWaitMs?: number;
-  /**
-   * Takes a fetched batch. The consumer does not wait for it: the next fetch goes out at
-   * once, so fetching never waits behind the handling of earlier batches. The handler
-   * owns ordering (one batch of a partition at a time), backpressure (`pause`) and
-   * retries (`rewind`); nothing is committed to the group but what it commits itself.
-   */
-  readonly onBatch: (batch: RecordBatch) => void;
-  /** A rebalance started: partitions may be taken away. */
-  readonly onRebalancing?: () => void;
-  /** The partitions of the topic this member owns, after each rebalance. */
-  readonly onAssignment?: (partitions: readonly number[]) => void;
-  /** The consumer stopped for good (kafkajs gave up restarting it). */
-  readonly onCrash?: (error: Error) => void;
-}
+export type { BatchConsumerOptions, RecordBatch } from './kafka-port.ts';
 
 /** Requests whose success confirms the group membership (kafkajs API names). */
 const MEMBERSHIP_REQUESTS = new Set(['Heartbeat', 'SyncGroup']);
@@ -77,7 +17,7 @@ export function heartbeatIntervalOf(options: BatchConsumerOptions): number {
 }
 
 /** A consumer group member that hands whole fetched batches to one handler, per partition in order. */
-export class BatchConsumer {
+export class BatchConsumer implements GroupConsumer {
   readonly #consumer: Consumer;
   readonly #options: BatchConsumerOptions;
   #running = false;

@@ -1,51 +1,17 @@
-/** The records ferry reads and writes, and how they become kafkajs messages and requests. */
+/** How the records ferry reads and writes (kafka-port.ts) become kafkajs messages and requests. */
 
-import { OVERSIZED_MARKER_HEADER, type Oversized, oversizedOf } from './bounded-fetch.ts';
+export type { InboundRecord, OutboundRecord, PartitionOffset } from './kafka-port.ts';
+
+import { OVERSIZED_MARKER_HEADER, oversizedOf } from './bounded-fetch.ts';
+import type { InboundRecord, OutboundRecord } from './kafka-port.ts';
 import type { IHeaders, KafkaMessage } from './kafkajs.ts';
 import { headersOf } from './kafkajs-adapters.ts';
-
-export interface InboundRecord {
-  readonly topic: string;
-  readonly partition: number;
-  readonly offset: string;
-  readonly key: Buffer | null;
-  readonly value: Buffer | null;
-  readonly headers: Readonly<Record<string, string>>;
-  /** Milliseconds since the epoch, as a string (Kafka record timestamp). */
-  readonly timestamp: string;
-  /**
-   * Set when the record was too long to be kept once decompressed: its sizes. Its value
-   * is then null; key and headers are kept when within 64 KiB each.
-   */
-  readonly oversized?: Oversized;
-}
-
-export interface OutboundRecord {
-  readonly topic: string;
-  readonly key: string | Buffer | null;
-  readonly value: string | Buffer | null;
-  readonly headers?: Readonly<Record<string, string | Buffer>>;
-  /**
-   * The partition to write to, taken modulo the topic's partition count; without it, the
-   * key's murmur2 hash picks it (the Java client's default partitioner).
-   */
-  readonly partition?: number;
-}
 
 export interface TopicSpec {
   readonly topic: string;
   readonly partitions: number;
   readonly replicationFactor: number;
   readonly config?: Readonly<Record<string, string>>;
-}
-
-export interface PartitionOffset {
-  readonly topic: string;
-  readonly partition: number;
-  /** The next offset to consume (last processed + 1). */
-  readonly offset: string;
-  /** Stored with the committed offset by the group coordinator; ferry keeps its send intent here. */
-  readonly metadata?: string | null;
 }
 
 export function inbound(topic: string, partition: number, message: KafkaMessage): InboundRecord {

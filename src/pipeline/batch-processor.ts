@@ -4,7 +4,7 @@
  * and the transaction of results, dead letters and offset. The pipeline decides when a
  * batch runs (lanes, backpressure, lifecycle); this decides what running it does.
  */
-import type { InboundRecord, RecordBatch } from '../kafka/kafka-client.ts';
+import type { InboundRecord, RecordBatch } from '../kafka/kafka-port.ts';
 import type { Logger } from '../observability/logger.ts';
 import { boundedTypeLabel, type FerryMetrics } from '../observability/metrics.ts';
 import { incEach } from '../observability/tally.ts';

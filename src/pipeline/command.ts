@@ -1,7 +1,7 @@
 import { type OperationType, type Transport, validateOperation } from '../contract/index.ts';
 import { appendJsonFields } from '../json/append-fields.ts';
 import { jsonNestingDepth } from '../json/safe-json.ts';
-import type { InboundRecord } from '../kafka/kafka-client.ts';
+import type { InboundRecord } from '../kafka/kafka-port.ts';
 import { ID_RANGE_ERROR, ID_RANGE_RULE, idAsWritten, idOutOfRange } from './command-id.ts';
 
 /** The header that overrides the default transport (FERRY_TRANSPORT) for one command. */

@@ -4,7 +4,7 @@
  * at or below half their cap (hysteresis, so fetching does not flap at the edge).
  * Bytes count what a fetched record holds: value, key and header names and values.
  */
-import type { InboundRecord } from '../kafka/kafka-client.ts';
+import type { InboundRecord } from '../kafka/kafka-port.ts';
 
 export interface InFlightLimits {
   /** Commands read and not yet committed, at most (FERRY_MAX_COMMANDS_IN_FLIGHT). */

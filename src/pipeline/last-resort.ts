@@ -4,7 +4,7 @@
  * command with rule `internal`, so it gets an `internal error: …` result and a dead letter,
  * and the consume loop, and every replica that would read the record next, keeps going.
  */
-import type { InboundRecord } from '../kafka/kafka-client.ts';
+import type { InboundRecord } from '../kafka/kafka-port.ts';
 import { type Command, type CommandReaderOptions, readCommand } from './command.ts';
 import { errorText } from './output-records.ts';
 import { INTERNAL_ERROR_PREFIX, INTERNAL_RULE } from './result.ts';

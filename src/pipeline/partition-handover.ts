@@ -4,7 +4,7 @@
  * intent, and clearing intents on a drained stop. What is learned goes into
  * PartitionOwnership; this module only talks to the group and the transactions.
  */
-import type { KafkaClient, OutboundRecord, RecordBatch } from '../kafka/kafka-client.ts';
+import type { KafkaPort, OutboundRecord, RecordBatch } from '../kafka/kafka-port.ts';
 import type { Logger } from '../observability/logger.ts';
 import { pause } from './abortable.ts';
 import type { PartitionOwnership } from './partition-ownership.ts';
@@ -12,7 +12,7 @@ import type { PartitionTransactions } from './partition-transactions.ts';
 import { decodeSendIntent, encodeSendIntent, type SendIntent } from './send-intent.ts';
 
 export interface PartitionHandoverOptions {
-  readonly kafka: KafkaClient;
+  readonly kafka: KafkaPort;
   readonly groupId: string;
   readonly transactions: PartitionTransactions;
   readonly ownership: PartitionOwnership;

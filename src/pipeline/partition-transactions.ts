@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type {
-  KafkaClient,
+  KafkaPort,
   OutboundRecord,
   PartitionOffset,
-  TransactionalProducer,
-} from '../kafka/kafka-client.ts';
+  PartitionProducer,
+} from '../kafka/kafka-port.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { FerryMetrics } from '../observability/metrics.ts';
 
@@ -15,7 +15,7 @@ const FENCED = /old epoch|fenced|INVALID_PRODUCER_EPOCH|PRODUCER_FENCED/i;
 const CONCURRENT_TRANSACTIONS = /another concurrent operation on the same transaction/i;
 
 export interface PartitionTransactionsOptions {
-  readonly kafka: KafkaClient;
+  readonly kafka: KafkaPort;
   readonly groupId: string;
   /** The input topic whose partitions the transactional ids follow. */
   readonly topic: string;
@@ -48,7 +48,7 @@ export type CommitOutcome = 'committed' | 'fenced' | 'failed';
  */
 export class PartitionTransactions {
   readonly #options: PartitionTransactionsOptions;
-  readonly #producers = new Map<number, Promise<TransactionalProducer>>();
+  readonly #producers = new Map<number, Promise<PartitionProducer>>();
 
   constructor(options: PartitionTransactionsOptions) {
     this.#options = options;
@@ -58,12 +58,12 @@ export class PartitionTransactions {
    * The partition's producer if this replica has one already, never a new one: a new
    * producer fences whoever holds the partition now.
    */
-  existing(partition: number): Promise<TransactionalProducer> | undefined {
+  existing(partition: number): Promise<PartitionProducer> | undefined {
     return this.#producers.get(partition);
   }
 
   /** The partition's producer, created and initialised (fencing others) on first use. */
-  producer(partition: number): Promise<TransactionalProducer> {
+  producer(partition: number): Promise<PartitionProducer> {
     let producer = this.#producers.get(partition);
     if (!producer) {
       const { kafka, transactionalIdPrefix, groupId, topic } = this.#options;
@@ -83,7 +83,7 @@ export class PartitionTransactions {
    * returns before the coordinator writes its markers, and until then the group offset
    * reads as it was before that transaction.
    */
-  async renew(partition: number): Promise<TransactionalProducer> {
+  async renew(partition: number): Promise<PartitionProducer> {
     await this.close([partition]);
     return this.producer(partition);
   }

@@ -6,7 +6,7 @@
  * send. What handling a batch does is BatchProcessor's; this decides when, and what
  * happens to a batch that cannot finish (read again from where, its answers carried).
  */
-import type { RecordBatch } from '../kafka/kafka-client.ts';
+import type { RecordBatch } from '../kafka/kafka-port.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { FerryMetrics } from '../observability/metrics.ts';
 import type { Tracer } from '../observability/tracing.ts';

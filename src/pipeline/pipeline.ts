@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Transport } from '../contract/index.ts';
-import type { BatchConsumer, KafkaClient, RecordBatch } from '../kafka/kafka-client.ts';
+import type { GroupConsumer, KafkaPort, RecordBatch } from '../kafka/kafka-port.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { FerryMetrics } from '../observability/metrics.ts';
 import type { Tracer } from '../observability/tracing.ts';
@@ -29,7 +29,7 @@ export interface PipelineTopics {
 }
 
 export interface PipelineOptions {
-  readonly kafka: KafkaClient;
+  readonly kafka: KafkaPort;
   readonly gateway: GatewayClient;
   readonly logger: Logger;
   readonly metrics: FerryMetrics;
@@ -123,7 +123,7 @@ export class Pipeline implements PipelineControl {
   readonly #transactions: PartitionTransactions;
   readonly #lag = new Map<number, number>();
   readonly #transports: ReadonlySet<Transport>;
-  #consumer: BatchConsumer | undefined;
+  #consumer: GroupConsumer | undefined;
   #lifecycle: Lifecycle = 'idle';
   /** Commands and bytes read and not yet done; fetching pauses while it is exhausted. */
   readonly #budget: InFlightBudget;

@@ -2,7 +2,7 @@
  * A partition batch whose commands were handed out, waiting for their outcomes and for
  * its turn to commit (see ordered-commits.ts).
  */
-import type { RecordBatch } from '../kafka/kafka-client.ts';
+import type { RecordBatch } from '../kafka/kafka-port.ts';
 import { unlessAborted } from './abortable.ts';
 import type { BatchTrace } from './batch-trace.ts';
 import type { Command } from './command.ts';

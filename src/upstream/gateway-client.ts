@@ -25,8 +25,11 @@ export type GatewayRequestObserver = (
   durationSeconds: number,
 ) => void;
 
+/** What the client needs of the HTTP layer: GatewayHttp, or the simulator's gateway. */
+export type GatewayTransport = Pick<GatewayHttp, 'supports' | 'urlOf' | 'post'>;
+
 export interface GatewayClientOptions {
-  readonly http: GatewayHttp;
+  readonly http: GatewayTransport;
   /** The account key sent as `auth` (spec: Authentication). Never logged. */
   readonly apiKey: string;
   readonly onRequest?: GatewayRequestObserver;
@@ -42,7 +45,7 @@ function outcomeOf(answer: EnvelopeAnswer): RequestOutcome {
  * One instance per process; it owns no connections (GatewayHttp does).
  */
 export class GatewayClient {
-  readonly #http: GatewayHttp;
+  readonly #http: GatewayTransport;
   readonly #apiKey: string;
   readonly #onRequest: GatewayRequestObserver;
 

@@ -1,0 +1,170 @@
+/**
+ * The Kafka port: everything the pipeline may ask of Kafka, in ferry's own terms and
+ * nothing of any client library. The kafkajs adapter (kafka-client.ts, consumers.ts,
+ * producers.ts) implements it, with every kafkajs workaround kept behind it; the
+ * simulator of the exactly-once core (test/sim/) implements it in memory, deterministic
+ * from a seed. Code above the port imports its types from here only.
+ */
+
+/** A record read from a topic. */
+export interface InboundRecord {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string;
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+  readonly headers: Readonly<Record<string, string>>;
+  /** Milliseconds since the epoch, as a string (Kafka record timestamp). */
+  readonly timestamp: string;
+  /**
+   * Set when the record was too long to be kept once decompressed: its sizes. Its value
+   * is then null; key and headers are kept when within 64 KiB each.
+   */
+  readonly oversized?: Oversized;
+}
+
+/** The sizes of a record that was too long to keep once decompressed. */
+export interface Oversized {
+  readonly recordBytes: number;
+  /** -1 for a null value. */
+  readonly valueBytes: number;
+}
+
+/** A record to write. */
+export interface OutboundRecord {
+  readonly topic: string;
+  readonly key: string | Buffer | null;
+  readonly value: string | Buffer | null;
+  readonly headers?: Readonly<Record<string, string | Buffer>>;
+  /**
+   * The partition to write to, taken modulo the topic's partition count; without it, the
+   * key's murmur2 hash picks it (the Java client's default partitioner).
+   */
+  readonly partition?: number;
+}
+
+/** A group's committed offset of one partition. */
+export interface PartitionOffset {
+  readonly topic: string;
+  readonly partition: number;
+  /** The next offset to consume (last processed + 1). */
+  readonly offset: string;
+  /** Stored with the committed offset by the group coordinator; ferry keeps its send intent here. */
+  readonly metadata?: string | null;
+}
+
+/** Consecutive records of one partition, fetched together and handed over at once. */
+export interface RecordBatch {
+  readonly topic: string;
+  readonly partition: number;
+  readonly records: readonly InboundRecord[];
+  /** Records behind this batch's last one (high watermark − last offset − 1). */
+  readonly lag: number;
+  /** Sends a heartbeat when the last one is older than the consumer's heartbeat interval. */
+  heartbeat(): Promise<void>;
+  /** False once the consumer is stopping or a rewind of the partition is pending. */
+  isCurrent(): boolean;
+  /**
+   * Fetches the partition again from this batch's first record. Batches of the partition
+   * handed over before the call come again after it, so their handler drops them.
+   */
+  rewind(): void;
+}
+
+export interface BatchConsumerOptions {
+  readonly groupId: string;
+  readonly topic: string;
+  /** Batches of different partitions handled at once. Default 16. */
+  readonly partitionsConsumedConcurrently?: number;
+  /** Bytes fetched per partition per request; bounds memory per batch. Default 1 MiB. */
+  readonly maxBytesPerPartition?: number;
+  /** Bytes of one fetch response over all partitions. Default 4 MiB. */
+  readonly maxBytes?: number;
+  /**
+   * Records whose value is longer than this once decompressed are never held whole:
+   * they are handed over with a null value and `oversized` set. Default 1 MiB.
+   */
+  readonly recordMaxBytes?: number;
+  /**
+   * Decompressed bytes of records one fetch response may hand over; a response with
+   * more is cut there and the rest fetched again. Default 8 MiB.
+   */
+  readonly maxDecompressedBytes?: number;
+  readonly sessionTimeoutMs?: number;
+  /**
+   * How often the member heartbeats. Default: a tenth of the session timeout, at most
+   * 3 s and at least 100 ms, so that a heartbeat throttled by kafkajs (it skips one sent
+   * sooner than this after the previous) still arrives well within the session.
+   */
+  readonly heartbeatIntervalMs?: number;
+  /**
+   * Longest wait of a fetch for new records. kafkajs also sleeps this long when every
+   * partition is paused, so it bounds how soon fetching restarts after a pause. Default 250.
+   */
+  readonly fetchMaxWaitMs?: number;
+  /**
+   * Takes a fetched batch. The consumer does not wait for it: the next fetch goes out at
+   * once, so fetching never waits behind the handling of earlier batches. The handler
+   * owns ordering (one batch of a partition at a time), backpressure (`pause`) and
+   * retries (`rewind`); nothing is committed to the group but what it commits itself.
+   */
+  readonly onBatch: (batch: RecordBatch) => void;
+  /** A rebalance started: partitions may be taken away. */
+  readonly onRebalancing?: () => void;
+  /** The partitions of the topic this member owns, after each rebalance. */
+  readonly onAssignment?: (partitions: readonly number[]) => void;
+  /** The consumer stopped for good (the client gave up restarting it). */
+  readonly onCrash?: (error: Error) => void;
+}
+
+/** A consumer group member that hands whole fetched batches to one handler. */
+export interface GroupConsumer {
+  /** How often the member heartbeats, ms. */
+  readonly heartbeatIntervalMs: number;
+  /**
+   * When the group coordinator last confirmed this member (a heartbeat or a join was
+   * sent), ms since the epoch; 0 before the first join.
+   */
+  readonly confirmedAt: number;
+  /** This member's id in the group, from its last join. */
+  readonly memberId: string | undefined;
+  readonly assignedPartitions: readonly number[];
+  readonly running: boolean;
+  /** Whether fetching is paused now (the client's own view). */
+  readonly paused: boolean;
+  /** Joins the group and starts fetching; `paused`: not even a first batch is fetched. */
+  start(options?: { paused?: boolean }): Promise<void>;
+  /** Stops fetching new batches; batches handed over are the handler's. */
+  pause(): void;
+  resume(): void;
+  /** Leaves the group. */
+  stop(): Promise<void>;
+}
+
+/**
+ * One transactional id's producer. `connect` initialises the id, which fences any
+ * earlier holder and completes or aborts its open transaction.
+ */
+export interface PartitionProducer {
+  connect(): Promise<void>;
+  /**
+   * Commits `records` and the group's `offsets` in one transaction.
+   * @throws when it did not commit, or its outcome is unknown (the text tells a fencing).
+   */
+  commit(
+    records: readonly OutboundRecord[],
+    groupId: string,
+    offsets: readonly PartitionOffset[],
+  ): Promise<void>;
+  disconnect(): Promise<void>;
+}
+
+/** What the pipeline asks of Kafka. */
+export interface KafkaPort {
+  createBatchConsumer(options: BatchConsumerOptions): GroupConsumer;
+  createTransactionalProducer(transactionalId: string): PartitionProducer;
+  /** The group's committed offsets of a topic, by partition, with their metadata. */
+  committedOffsets(groupId: string, topic: string): Promise<Map<number, PartitionOffset>>;
+  /** Whether the group is stable with this member in it. @throws when the coordinator cannot be asked. */
+  isStableMember(groupId: string, memberId: string | undefined): Promise<boolean>;
+}
