@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import PQueue from 'p-queue';
-import { answerIdOf, type Transport } from '../contract/index.ts';
+import type { Transport } from '../contract/index.ts';
 import { FerryError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { FerryMetrics } from '../observability/metrics.ts';
@@ -9,6 +9,7 @@ import { mayHaveReachedGateway } from '../upstream/classify-error.ts';
 import type { EnvelopeAnswer, GatewayClient } from '../upstream/gateway-client.ts';
 import { GatewayStatusError } from '../upstream/gateway-http.ts';
 import type { Batch } from './batcher.ts';
+import { envelopePoster, type PostEnvelope } from './envelope-request.ts';
 import { RetryAfterHold } from './retry-after-hold.ts';
 import type { SendGate } from './send-gate.ts';
 import {
@@ -104,10 +105,13 @@ export class Dispatcher {
   #lookingUp = 0;
   /** Set by a gateway's `Retry-After`: no request of this replica goes out before it ends. */
   readonly #retryAfter: RetryAfterHold;
+  /** One envelope to the gateway, in the traces of its commands when tracing is on. */
+  readonly #post: PostEnvelope;
 
   constructor(options: DispatcherOptions) {
     this.#options = options;
     this.#retryAfter = new RetryAfterHold(options.retryAfterMaxMs);
+    this.#post = envelopePoster(options.gateway, options.tracer, this.#abort.signal);
     this.#queue = new PQueue(
       options.rateLimitRps > 0
         ? { concurrency: options.concurrency, intervalCap: options.rateLimitRps, interval: 1000 }
@@ -495,48 +499,6 @@ export class Dispatcher {
     this.#updateGauges();
     for (const item of envelope.items) {
       this.#settle(item, { kind: 'abandoned', sent: mayHaveBeenSent(envelope, item) });
-    }
-  }
-
-  /**
-   * One envelope to the gateway. With tracing on, each command's trace gets the request
-   * as a child span (tracing.ts, `http`); off, this is the bare call.
-   */
-  async #post(
-    transport: Transport,
-    kind: 'send' | 'lookup',
-    targets: readonly LookupTarget[],
-    operations: readonly string[],
-    attempt: number,
-  ): Promise<EnvelopeAnswer> {
-    const { gateway, tracer } = this.#options;
-    // A created template comes back under the gateway's own id: its answer is matched by
-    // position only. A lookup's `status` operations are answered under the id they ask for.
-    const ids = targets.map((target) =>
-      kind === 'send' ? answerIdOf(target.type, target.id) : target.id,
-    );
-    if (!tracer) return gateway.sendEnvelope(transport, operations, ids, this.#abort.signal);
-    const call = tracer.http(
-      targets.map((target) => target.span),
-      {
-        url: gateway.urlOf(transport) ?? '',
-        transport,
-        kind,
-        operations: operations.length,
-        attempt,
-      },
-    );
-    try {
-      const answer = await gateway.sendEnvelope(transport, operations, ids, this.#abort.signal);
-      call.end({ statusCode: 200 });
-      return answer;
-    } catch (error: unknown) {
-      call.end(
-        error instanceof GatewayStatusError
-          ? { statusCode: error.statusCode }
-          : { errorType: error instanceof FerryError ? error.code : 'internal' },
-      );
-      throw error;
     }
   }
 
