@@ -9,6 +9,7 @@ import { mayHaveReachedGateway } from '../upstream/classify-error.ts';
 import type { EnvelopeAnswer, GatewayClient } from '../upstream/gateway-client.ts';
 import { GatewayStatusError } from '../upstream/gateway-http.ts';
 import type { Batch } from './batcher.ts';
+import { CommandsInDoubt } from './commands-in-doubt.ts';
 import { envelopePoster, type PostEnvelope } from './envelope-request.ts';
 import { RetryAfterHold } from './retry-after-hold.ts';
 import type { SendGate } from './send-gate.ts';
@@ -19,7 +20,6 @@ import {
   lookupAnswer,
   type Outbound,
   outcomeOfLookup,
-  type SendOutcome,
   statusOperations,
 } from './send-outcome.ts';
 
@@ -99,10 +99,8 @@ export class Dispatcher {
   readonly #abort = new AbortController();
   /** Envelopes waiting for a backoff timer or the gate: not in the queue, not finished. */
   #waiting = 0;
-  /** Commands that may have reached the gateway and are not settled yet (`ferry_commands_in_doubt`). */
-  readonly #inDoubt = new Set<Outbound>();
-  /** Commands of a takeover being looked up through {@link lookUp}, not handed to the dispatcher yet. */
-  #lookingUp = 0;
+  /** Commands that may have reached the gateway and are not settled yet; settles them all. */
+  readonly #doubt: CommandsInDoubt;
   /** Set by a gateway's `Retry-After`: no request of this replica goes out before it ends. */
   readonly #retryAfter: RetryAfterHold;
   /** One envelope to the gateway, in the traces of its commands when tracing is on. */
@@ -110,6 +108,7 @@ export class Dispatcher {
 
   constructor(options: DispatcherOptions) {
     this.#options = options;
+    this.#doubt = new CommandsInDoubt(options.metrics);
     this.#retryAfter = new RetryAfterHold(options.retryAfterMaxMs);
     this.#post = envelopePoster(options.gateway, options.tracer, this.#abort.signal);
     this.#queue = new PQueue(
@@ -143,8 +142,7 @@ export class Dispatcher {
       checkFirst: new Set(batch.items.filter((item) => item.inDoubt && item.reconcilable)),
     };
     if (batch.items.some((item) => item.inDoubt)) {
-      for (const item of batch.items) if (item.inDoubt) this.#inDoubt.add(item);
-      this.#updateDoubt();
+      this.#doubt.add(batch.items.filter((item) => item.inDoubt));
     }
     this.#options.metrics.envelopeOperations.observe(
       { transport: envelope.transport },
@@ -162,14 +160,7 @@ export class Dispatcher {
    *   before going out.
    */
   async lookUp(targets: readonly LookupTarget[]): Promise<LookupAnswer[] | undefined> {
-    this.#lookingUp += targets.length;
-    this.#updateDoubt();
-    try {
-      return await this.#lookUp(targets);
-    } finally {
-      this.#lookingUp -= targets.length;
-      this.#updateDoubt();
-    }
+    return this.#doubt.whileLookingUp(targets.length, () => this.#lookUp(targets));
   }
 
   async #lookUp(targets: readonly LookupTarget[]): Promise<LookupAnswer[] | undefined> {
@@ -237,7 +228,7 @@ export class Dispatcher {
     if (envelope.items.some((item) => !item.isCurrent())) {
       for (const item of envelope.items) {
         if (!item.isCurrent())
-          this.#settle(item, { kind: 'abandoned', sent: mayHaveBeenSent(envelope, item) });
+          this.#doubt.settle(item, { kind: 'abandoned', sent: mayHaveBeenSent(envelope, item) });
       }
       envelope.items = envelope.items.filter((item) => item.isCurrent());
       // Given-up items leave the lookup list too: a lookup of nothing is an empty
@@ -273,11 +264,8 @@ export class Dispatcher {
       // reset after the body was written): ask before sending these again.
       if (mayHaveReachedGateway(error)) {
         envelope.mayHaveArrived = true;
-        for (const item of envelope.items) {
-          if (item.reconcilable) envelope.checkFirst.add(item);
-          this.#inDoubt.add(item);
-        }
-        this.#updateDoubt();
+        for (const item of envelope.items) if (item.reconcilable) envelope.checkFirst.add(item);
+        this.#doubt.add(envelope.items);
       }
       this.#failed(envelope, FerryError.from(error, 'transport'));
       return;
@@ -347,12 +335,11 @@ export class Dispatcher {
       const settled = outcomeOfLookup(answers[index] as LookupAnswer, envelope.attempts);
       if (!settled) return;
       found.add(item);
-      this.#settle(item, settled);
+      this.#doubt.settle(item, settled);
     });
     envelope.items = envelope.items.filter((item) => !found.has(item));
-    // The gateway does not know the others: proven unsent, they are no longer in doubt.
-    for (const item of toCheck) this.#inDoubt.delete(item);
-    this.#updateDoubt();
+    // The gateway does not know the others.
+    this.#doubt.provenUnsent(toCheck);
     if (envelope.items.length > 0) this.#enqueue(envelope);
   }
 
@@ -360,12 +347,12 @@ export class Dispatcher {
     const attempts = envelope.attempts;
     envelope.items.forEach((item, index) => {
       if (answer.kind === 'rejected')
-        this.#settle(item, { kind: 'rejected', error: answer.error, attempts });
+        this.#doubt.settle(item, { kind: 'rejected', error: answer.error, attempts });
       else if (answer.kind === 'accepted') {
-        this.#settle(item, { kind: 'accepted', requestId: answer.requestId, attempts });
+        this.#doubt.settle(item, { kind: 'accepted', requestId: answer.requestId, attempts });
       } else {
         const outcome = answer.items[index];
-        this.#settle(
+        this.#doubt.settle(
           item,
           outcome
             ? { kind: 'item', item: outcome, attempts }
@@ -460,7 +447,7 @@ export class Dispatcher {
     for (const item of envelope.items) {
       const known = checked.get(item);
       const settled = known && outcomeOfLookup(known, attempts);
-      this.#settle(
+      this.#doubt.settle(
         item,
         settled ?? {
           kind: 'transport',
@@ -498,18 +485,8 @@ export class Dispatcher {
   #abandon(envelope: Envelope): void {
     this.#updateGauges();
     for (const item of envelope.items) {
-      this.#settle(item, { kind: 'abandoned', sent: mayHaveBeenSent(envelope, item) });
+      this.#doubt.settle(item, { kind: 'abandoned', sent: mayHaveBeenSent(envelope, item) });
     }
-  }
-
-  /** Every command's outcome goes through here, exactly once per hand-over. */
-  #settle(item: Outbound, outcome: SendOutcome): void {
-    if (this.#inDoubt.delete(item)) this.#updateDoubt();
-    item.settle(outcome);
-  }
-
-  #updateDoubt(): void {
-    this.#options.metrics.commandsInDoubt.set(this.#inDoubt.size + this.#lookingUp);
   }
 
   #updateGauges(): void {
