@@ -7,11 +7,11 @@ import type { FerryMetrics } from '../observability/metrics.ts';
 import type { Tracer } from '../observability/tracing.ts';
 import { mayHaveReachedGateway } from '../upstream/classify-error.ts';
 import type { EnvelopeAnswer, GatewayClient } from '../upstream/gateway-client.ts';
-import { GatewayStatusError } from '../upstream/gateway-http.ts';
 import type { Batch } from './batcher.ts';
 import { CommandsInDoubt } from './commands-in-doubt.ts';
 import { envelopePoster, type PostEnvelope } from './envelope-request.ts';
 import { RetryAfterHold } from './retry-after-hold.ts';
+import { retryDelayMs } from './retry-delay.ts';
 import type { SendGate } from './send-gate.ts';
 import {
   type Delivery,
@@ -71,6 +71,9 @@ interface Envelope {
  */
 export const LOOKUP_ENVELOPE_OPS = 500;
 
+// Kept importable from here, where it was before retry-delay.ts.
+export { backoffMs } from './retry-delay.ts';
+
 /**
  * Whether an item given up may be at the gateway: an attempt of its envelope went out,
  * or it was in doubt when it was handed over (an earlier send of it, by this process
@@ -80,12 +83,6 @@ export const LOOKUP_ENVELOPE_OPS = 500;
  */
 function mayHaveBeenSent(envelope: Envelope, item: Outbound): boolean {
   return envelope.sends > 0 || item.inDoubt;
-}
-
-/** Exponential backoff with full jitter between half and all of the step. */
-export function backoffMs(attempt: number, baseMs: number, maxMs: number): number {
-  const step = Math.min(maxMs, baseMs * 2 ** Math.max(0, attempt - 1));
-  return step / 2 + Math.random() * (step / 2);
 }
 
 /**
@@ -368,7 +365,7 @@ export class Dispatcher {
   }
 
   #failed(envelope: Envelope, error: FerryError): void {
-    const { metrics, logger, maxAttempts, retryBaseMs, retryMaxMs } = this.#options;
+    const { metrics, logger, maxAttempts } = this.#options;
     if (error.code === 'aborted') {
       this.#abandon(envelope);
       return;
@@ -376,10 +373,13 @@ export class Dispatcher {
     metrics.envelopesSent.inc({ transport: envelope.transport, outcome: 'transport_error' });
     if (error.retryable && envelope.attempts < maxAttempts) {
       metrics.envelopeRetries.inc({ transport: envelope.transport, reason: error.code });
-      const backoff = backoffMs(envelope.attempts, retryBaseMs, retryMaxMs);
-      const lookupFirst =
-        envelope.checkFirst.size > 0 ? Math.max(backoff, this.#options.lookupDelayMs) : backoff;
-      const delayMs = Math.max(lookupFirst, this.#holdFor(error));
+      const delayMs = retryDelayMs(
+        envelope.attempts,
+        envelope.checkFirst.size > 0,
+        error,
+        this.#retryAfter,
+        this.#options,
+      );
       logger.warn(
         { transport: envelope.transport, attempts: envelope.attempts, delayMs, err: error.message },
         'envelope failed, retrying',
@@ -397,28 +397,6 @@ export class Dispatcher {
       this.#waiting -= 1;
       this.#updateGauges();
     });
-  }
-
-  /**
-   * Holds every send of this replica as long as a 429/503 answer's `Retry-After` asks
-   * (bounded); logs when that starts or lengthens the hold.
-   * @returns the hold left, 0 when the error asked for none.
-   */
-  #holdFor(error: FerryError): number {
-    if (!(error instanceof GatewayStatusError) || error.retryAfterMs === undefined) return 0;
-    const before = this.#retryAfter.remainingMs;
-    const left = this.#retryAfter.hold(error.retryAfterMs);
-    if (left > before) {
-      this.#options.logger.warn(
-        {
-          statusCode: error.statusCode,
-          retryAfterMs: error.retryAfterMs,
-          holdMs: Math.round(left),
-        },
-        'the gateway asked to wait: every send of this replica holds until then',
-      );
-    }
-    return left;
   }
 
   /**
