@@ -15,7 +15,7 @@ export type NeedOf = AclNeed | ((refusalType: string) => AclNeed | undefined);
 
 /**
  * Runs one probe step: classifies its failure (a refusal with the grant `need` names),
- * retries passing errors (KafkaAccessCheck).
+ * retries passing errors (access-steps.ts).
  */
 export type Step = <T>(what: string, action: () => Promise<T>, need?: NeedOf) => Promise<T>;
 
