@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import PQueue from 'p-queue';
-import type { Transport } from '../contract/index.ts';
 import { FerryError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { FerryMetrics } from '../observability/metrics.ts';
@@ -9,6 +8,12 @@ import { mayHaveReachedGateway } from '../upstream/classify-error.ts';
 import type { EnvelopeAnswer, GatewayClient } from '../upstream/gateway-client.ts';
 import type { Batch } from './batcher.ts';
 import { CommandsInDoubt } from './commands-in-doubt.ts';
+import {
+  type Envelope,
+  envelopeOf,
+  mayHaveBeenSent,
+  outcomeOfAnswer,
+} from './dispatch-envelope.ts';
 import { envelopePoster, type PostEnvelope } from './envelope-request.ts';
 import { RetryAfterHold } from './retry-after-hold.ts';
 import { retryDelayMs } from './retry-delay.ts';
@@ -52,18 +57,6 @@ export interface DispatcherOptions {
   readonly tracer?: Tracer | undefined;
 }
 
-interface Envelope {
-  readonly transport: Transport;
-  items: readonly Outbound[];
-  attempts: number;
-  /** Requests that carried the items themselves (lookups not counted). */
-  sends: number;
-  /** A failed send may have been processed by the gateway all the same. */
-  mayHaveArrived: boolean;
-  /** Items to look up with `status` before the next send, because an earlier one may have arrived. */
-  readonly checkFirst: Set<Outbound>;
-}
-
 /**
  * `status` operations per lookup envelope. A lookup is small and cheap for the gateway,
  * so the commands a takeover puts in doubt are asked about in few round trips, whatever
@@ -73,17 +66,6 @@ export const LOOKUP_ENVELOPE_OPS = 500;
 
 // Kept importable from here, where it was before retry-delay.ts.
 export { backoffMs } from './retry-delay.ts';
-
-/**
- * Whether an item given up may be at the gateway: an attempt of its envelope went out,
- * or it was in doubt when it was handed over (an earlier send of it, by this process
- * or another, may have arrived). That doubt must survive every hand-over until a lookup
- * or an answer settles it: a command re-queued after a rebalance and given up again
- * before its lookup is still in doubt.
- */
-function mayHaveBeenSent(envelope: Envelope, item: Outbound): boolean {
-  return envelope.sends > 0 || item.inDoubt;
-}
 
 /**
  * Sends envelopes through a p-queue (concurrency and rate cap), retries transient
@@ -130,14 +112,7 @@ export class Dispatcher {
   }
 
   dispatch(batch: Batch<Outbound>): void {
-    const envelope: Envelope = {
-      transport: batch.transport,
-      items: batch.items,
-      attempts: 0,
-      sends: 0,
-      mayHaveArrived: false,
-      checkFirst: new Set(batch.items.filter((item) => item.inDoubt && item.reconcilable)),
-    };
+    const envelope = envelopeOf(batch);
     if (batch.items.some((item) => item.inDoubt)) {
       this.#doubt.add(batch.items.filter((item) => item.inDoubt));
     }
@@ -343,24 +318,7 @@ export class Dispatcher {
   #settleAnswer(envelope: Envelope, answer: EnvelopeAnswer): void {
     const attempts = envelope.attempts;
     envelope.items.forEach((item, index) => {
-      if (answer.kind === 'rejected')
-        this.#doubt.settle(item, { kind: 'rejected', error: answer.error, attempts });
-      else if (answer.kind === 'accepted') {
-        this.#doubt.settle(item, { kind: 'accepted', requestId: answer.requestId, attempts });
-      } else {
-        const outcome = answer.items[index];
-        this.#doubt.settle(
-          item,
-          outcome
-            ? { kind: 'item', item: outcome, attempts }
-            : {
-                kind: 'transport',
-                error: 'the gateway answered without this item',
-                attempts,
-                delivery: 'in_doubt',
-              },
-        );
-      }
+      this.#doubt.settle(item, outcomeOfAnswer(answer, index, attempts));
     });
   }
 
