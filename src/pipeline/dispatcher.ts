@@ -15,18 +15,11 @@ import {
   outcomeOfAnswer,
 } from './dispatch-envelope.ts';
 import { envelopePoster, type PostEnvelope } from './envelope-request.ts';
+import { Reconciler } from './reconciler.ts';
 import { RetryAfterHold } from './retry-after-hold.ts';
 import { retryDelayMs } from './retry-delay.ts';
 import type { SendGate } from './send-gate.ts';
-import {
-  type Delivery,
-  type LookupAnswer,
-  type LookupTarget,
-  lookupAnswer,
-  type Outbound,
-  outcomeOfLookup,
-  statusOperations,
-} from './send-outcome.ts';
+import type { LookupAnswer, LookupTarget, Outbound } from './send-outcome.ts';
 
 export interface DispatcherOptions {
   readonly gateway: GatewayClient;
@@ -57,14 +50,8 @@ export interface DispatcherOptions {
   readonly tracer?: Tracer | undefined;
 }
 
-/**
- * `status` operations per lookup envelope. A lookup is small and cheap for the gateway,
- * so the commands a takeover puts in doubt are asked about in few round trips, whatever
- * the size of send envelopes.
- */
-export const LOOKUP_ENVELOPE_OPS = 500;
-
-// Kept importable from here, where it was before retry-delay.ts.
+// Kept importable from here, where they were before reconciler.ts and retry-delay.ts.
+export { LOOKUP_ENVELOPE_OPS } from './reconciler.ts';
 export { backoffMs } from './retry-delay.ts';
 
 /**
@@ -84,6 +71,8 @@ export class Dispatcher {
   readonly #retryAfter: RetryAfterHold;
   /** One envelope to the gateway, in the traces of its commands when tracing is on. */
   readonly #post: PostEnvelope;
+  /** The `status` lookups of sends in doubt. */
+  readonly #reconciler: Reconciler;
 
   constructor(options: DispatcherOptions) {
     this.#options = options;
@@ -95,6 +84,16 @@ export class Dispatcher {
         ? { concurrency: options.concurrency, intervalCap: options.rateLimitRps, interval: 1000 }
         : { concurrency: options.concurrency },
     );
+    this.#reconciler = new Reconciler({
+      gate: options.gate,
+      metrics: options.metrics,
+      lookupDelayMs: options.lookupDelayMs,
+      queue: this.#queue,
+      retryAfter: this.#retryAfter,
+      doubt: this.#doubt,
+      post: this.#post,
+      signal: this.#abort.signal,
+    });
   }
 
   get inFlight(): number {
@@ -132,42 +131,7 @@ export class Dispatcher {
    *   before going out.
    */
   async lookUp(targets: readonly LookupTarget[]): Promise<LookupAnswer[] | undefined> {
-    return this.#doubt.whileLookingUp(targets.length, () => this.#lookUp(targets));
-  }
-
-  async #lookUp(targets: readonly LookupTarget[]): Promise<LookupAnswer[] | undefined> {
-    if (!this.#options.gate.open) return undefined;
-    const chunks: (readonly LookupTarget[])[] = [];
-    for (let start = 0; start < targets.length; start += LOOKUP_ENVELOPE_OPS) {
-      chunks.push(targets.slice(start, start + LOOKUP_ENVELOPE_OPS));
-    }
-    try {
-      const answers = await Promise.all(
-        chunks.map((chunk) =>
-          this.#queue.add(
-            async () => {
-              await this.#retryAfter.wait(this.#abort.signal);
-              return this.#post('sync', 'lookup', chunk, statusOperations(chunk), 1);
-            },
-            { signal: this.#abort.signal },
-          ),
-        ),
-      );
-      const out: LookupAnswer[] = [];
-      for (const [index, answer] of answers.entries()) {
-        if (answer?.kind !== 'items') return undefined;
-        const chunk = chunks[index] ?? [];
-        for (const [position, target] of chunk.entries()) {
-          const outcome = answer.items[position];
-          if (outcome === undefined) return undefined;
-          out.push(lookupAnswer(target, outcome));
-        }
-      }
-      this.#countLookups(out);
-      return out;
-    } catch {
-      return undefined;
-    }
+    return this.#doubt.whileLookingUp(targets.length, () => this.#reconciler.lookUp(targets));
   }
 
   /** Resolves when nothing is queued, waiting or in flight. */
@@ -264,55 +228,14 @@ export class Dispatcher {
   }
 
   /**
-   * Looks up the items in doubt with one envelope of `status` operations. Those the
-   * gateway knows end with their status record; the others are sent (again).
+   * Looks up the items in doubt before the envelope goes again: those the gateway knows
+   * are settled, the others are sent (again).
    */
   async #reconcile(envelope: Envelope): Promise<void> {
-    const toCheck = envelope.items.filter((item) => envelope.checkFirst.has(item));
-    envelope.attempts += 1;
-    let answer: EnvelopeAnswer;
-    try {
-      answer = await this.#post(
-        'sync',
-        'lookup',
-        toCheck,
-        statusOperations(toCheck),
-        envelope.attempts,
-      );
-    } catch (error: unknown) {
-      this.#failed(envelope, FerryError.from(error, 'transport'));
-      return;
-    }
-    if (answer.kind === 'rejected') {
-      if (answer.accessDenied) this.#deniedWait(envelope, answer.error);
-      else
-        this.#failed(
-          envelope,
-          new FerryError('transport', `status lookup refused: ${answer.error}`),
-        );
-      return;
-    }
-    if (answer.kind !== 'items') {
-      this.#failed(envelope, new FerryError('transport', 'status lookup answered without items'));
-      return;
-    }
-    envelope.checkFirst.clear();
-    const found = new Set<Outbound>();
-    const answers = toCheck.map((item, index): LookupAnswer => {
-      const outcome = answer.items[index];
-      return outcome ? lookupAnswer(item, outcome) : { kind: 'unsent' };
-    });
-    this.#countLookups(answers);
-    toCheck.forEach((item, index) => {
-      const settled = outcomeOfLookup(answers[index] as LookupAnswer, envelope.attempts);
-      if (!settled) return;
-      found.add(item);
-      this.#doubt.settle(item, settled);
-    });
-    envelope.items = envelope.items.filter((item) => !found.has(item));
-    // The gateway does not know the others.
-    this.#doubt.provenUnsent(toCheck);
-    if (envelope.items.length > 0) this.#enqueue(envelope);
+    const check = await this.#reconciler.checkFirst(envelope);
+    if (check.kind === 'access_denied') this.#deniedWait(envelope, check.error);
+    else if (check.kind === 'failed') this.#failed(envelope, check.error);
+    else if (envelope.items.length > 0) this.#enqueue(envelope);
   }
 
   #settleAnswer(envelope: Envelope, answer: EnvelopeAnswer): void {
@@ -351,48 +274,15 @@ export class Dispatcher {
     );
     this.#waiting += 1;
     this.#updateGauges();
-    void this.#finalCheck(envelope, error).finally(() => {
+    void this.#giveUp(envelope, error).finally(() => {
       this.#waiting -= 1;
       this.#updateGauges();
     });
   }
 
-  /**
-   * Before commands end as transport failures (and dead letters), what can be known
-   * about their delivery is found out: a command the gateway may have got is looked up
-   * once its request can have landed; found, it ends as delivered after all; not found,
-   * it is proven unsent; where no lookup can tell, it is marked in doubt.
-   */
-  async #finalCheck(envelope: Envelope, error: FerryError): Promise<void> {
-    const attempts = envelope.attempts;
-    const delivery: Delivery = envelope.mayHaveArrived ? 'in_doubt' : 'unsent';
-    const toCheck = envelope.mayHaveArrived
-      ? envelope.items.filter((item) => item.reconcilable)
-      : [];
-    let answers: LookupAnswer[] | undefined;
-    if (toCheck.length > 0) {
-      try {
-        await sleep(this.#options.lookupDelayMs, undefined, { signal: this.#abort.signal });
-      } catch {
-        this.#abandon(envelope);
-        return;
-      }
-      answers = await this.#lookUp(toCheck);
-    }
-    const checked = new Map(toCheck.map((item, index) => [item, answers?.[index]]));
-    for (const item of envelope.items) {
-      const known = checked.get(item);
-      const settled = known && outcomeOfLookup(known, attempts);
-      this.#doubt.settle(
-        item,
-        settled ?? {
-          kind: 'transport',
-          error: error.message,
-          attempts,
-          delivery: known?.kind === 'unsent' ? 'unsent' : delivery,
-        },
-      );
-    }
+  /** Settles the commands of an envelope given up, as what a last lookup tells of them. */
+  async #giveUp(envelope: Envelope, error: FerryError): Promise<void> {
+    if (!(await this.#reconciler.finalCheck(envelope, error))) this.#abandon(envelope);
   }
 
   /** Re-queues the envelope after `wait` resolves, outside the queue so it holds no slot. */
@@ -409,13 +299,6 @@ export class Dispatcher {
         this.#abandon(envelope);
       },
     );
-  }
-
-  /** Lookups by what they found: the gateway knew the id (`found`) or not. */
-  #countLookups(answers: readonly LookupAnswer[]): void {
-    const found = answers.filter((answer) => answer.kind !== 'unsent').length;
-    this.#options.metrics.reconciliations.inc({ outcome: 'found' }, found);
-    this.#options.metrics.reconciliations.inc({ outcome: 'not_found' }, answers.length - found);
   }
 
   #abandon(envelope: Envelope): void {
