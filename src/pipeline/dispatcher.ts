@@ -1,11 +1,15 @@
+/**
+ * The dispatcher owns the send queue and the life of an envelope: queued, sent, held,
+ * retried, looked up first, given up. What it leans on lives beside it: the request
+ * (envelope-request.ts), the lookups of sends in doubt (reconciler.ts), the wait before a
+ * retry (retry-delay.ts), the commands in doubt (commands-in-doubt.ts) and the envelope's
+ * own state (dispatch-envelope.ts).
+ */
 import { setTimeout as sleep } from 'node:timers/promises';
 import PQueue from 'p-queue';
 import { FerryError } from '../errors.ts';
-import type { Logger } from '../observability/logger.ts';
-import type { FerryMetrics } from '../observability/metrics.ts';
-import type { Tracer } from '../observability/tracing.ts';
 import { mayHaveReachedGateway } from '../upstream/classify-error.ts';
-import type { EnvelopeAnswer, GatewayClient } from '../upstream/gateway-client.ts';
+import type { EnvelopeAnswer } from '../upstream/gateway-client.ts';
 import type { Batch } from './batcher.ts';
 import { CommandsInDoubt } from './commands-in-doubt.ts';
 import {
@@ -14,43 +18,15 @@ import {
   mayHaveBeenSent,
   outcomeOfAnswer,
 } from './dispatch-envelope.ts';
+import type { DispatcherOptions } from './dispatcher-options.ts';
 import { envelopePoster, type PostEnvelope } from './envelope-request.ts';
 import { Reconciler } from './reconciler.ts';
 import { RetryAfterHold } from './retry-after-hold.ts';
 import { retryDelayMs } from './retry-delay.ts';
-import type { SendGate } from './send-gate.ts';
 import type { LookupAnswer, LookupTarget, Outbound } from './send-outcome.ts';
 
-export interface DispatcherOptions {
-  readonly gateway: GatewayClient;
-  readonly gate: SendGate;
-  readonly logger: Logger;
-  readonly metrics: FerryMetrics;
-  /** Envelopes in flight at once (FERRY_CONCURRENCY). */
-  readonly concurrency: number;
-  /** Envelopes started per second at most; 0 for no cap (FERRY_RATE_LIMIT_RPS). */
-  readonly rateLimitRps: number;
-  /** HTTP attempts per envelope before its commands end at stage `transport`. */
-  readonly maxAttempts: number;
-  readonly retryBaseMs: number;
-  readonly retryMaxMs: number;
-  /**
-   * Longest hold of every send after a 429/503 with `Retry-After` (FERRY_RETRY_AFTER_MAX_MS);
-   * 0 ignores the header.
-   */
-  readonly retryAfterMaxMs: number;
-  /**
-   * Least wait after a failed attempt before its sends are looked up with `status`:
-   * a request the client gave up on may still be on its way through the gateway.
-   */
-  readonly lookupDelayMs: number;
-  /** Called when an answer says `Access denied`; the gate is already closed then. */
-  readonly onAccessDenied: (error: string) => void;
-  /** Traces each request in the traces of its commands; absent when tracing is off. */
-  readonly tracer?: Tracer | undefined;
-}
-
-// Kept importable from here, where they were before reconciler.ts and retry-delay.ts.
+// Kept importable from here, where they were before they moved to modules of their own.
+export type { DispatcherOptions } from './dispatcher-options.ts';
 export { LOOKUP_ENVELOPE_OPS } from './reconciler.ts';
 export { backoffMs } from './retry-delay.ts';
 
