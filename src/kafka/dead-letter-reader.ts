@@ -6,10 +6,9 @@
  *
  * Progress lives in its own consumer group (`progressGroupId`): its committed
  * offset per partition plus the offset-commit metadata (written inside the
- * transaction with TxnOffsetCommit). Reading uses a throwaway group positioned
- * with `setOffsets` before it joins, deleted afterwards.
+ * transaction with TxnOffsetCommit). A range is read by dead-letter-scan.ts, through a
+ * throwaway group positioned with `setOffsets` before it joins, deleted afterwards.
  */
-import { randomUUID } from 'node:crypto';
 import type {
   DeadLetter,
   DeadLetterLog,
@@ -22,9 +21,10 @@ import { FerryError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import { registerCompressionCodecs } from './compression.ts';
 import { whileCoordinatorMoves } from './coordinator-errors.ts';
+import { scanDeadLetters } from './dead-letter-scan.ts';
 import { kafkaConnection, kafkaError } from './kafka-security.ts';
 import { type Admin, Kafka, logLevel, type Producer } from './kafkajs.ts';
-import { headersOf, kafkaLogCreator } from './kafkajs-adapters.ts';
+import { kafkaLogCreator } from './kafkajs-adapters.ts';
 import { boundedRetry } from './retry-budget.ts';
 
 const PROGRESS_VISIBLE_TIMEOUT_MS = 10_000;
@@ -116,109 +116,14 @@ export class DeadLetterReader implements DeadLetterLog {
     visit: (record: DeadLetter) => ScanVerdict,
     signal?: AbortSignal,
   ): Promise<Map<number, number>> {
-    const topic = this.#options.deadLetterTopic;
-    const position = new Map(from);
-    const pending = () =>
-      [...to].filter(([partition, end]) => (position.get(partition) ?? 0) < end).length;
-    if (pending() === 0) return position;
-
-    const groupId = `${this.#options.progressGroupId}.reader.${randomUUID()}`;
-    const admin = await this.#adminClient();
-    try {
-      // Positioned before it joins, so the first fetch starts where replay stands.
-      await admin.setOffsets({
-        groupId,
-        topic,
-        partitions: [...from].map(([partition, offset]) => ({ partition, offset: String(offset) })),
-      });
-    } catch (error: unknown) {
-      throw kafkaError(error, 'positioning the dead-letter reader failed');
-    }
-    const consumer = this.#kafka.consumer({
-      groupId,
-      readUncommitted: false,
-      maxWaitTimeInMs: 200,
-    });
-    let stopped = false;
-    let settle: ((error?: Error) => void) | undefined;
-    const finished = new Promise<void>((resolve, reject) => {
-      settle = (error) => (error ? reject(error) : resolve());
-    });
-    // Awaited below; settling before that point must not count as an unhandled rejection.
-    finished.catch(() => undefined);
-    let idleTimer: NodeJS.Timeout | undefined;
-    const idleMs = this.#options.scanIdleTimeoutMs ?? 30_000;
-    const touch = () => {
-      if (idleTimer) clearTimeout(idleTimer);
-      idleTimer = setTimeout(
-        () => settle?.(new FerryError('kafka', 'the dead-letter scan made no progress')),
-        idleMs,
-      );
+    const source = {
+      kafka: this.#kafka,
+      admin: () => this.#adminClient(),
+      topic: this.#options.deadLetterTopic,
+      progressGroupId: this.#options.progressGroupId,
+      idleTimeoutMs: this.#options.scanIdleTimeoutMs ?? 30_000,
     };
-    const finish = () => {
-      if (!stopped && pending() === 0) {
-        stopped = true;
-        settle?.();
-      }
-    };
-    const onAbort = () => {
-      stopped = true;
-      settle?.(new FerryError('aborted', 'the dead-letter replay was aborted'));
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-    // Batches of only transaction markers or aborted records never reach eachBatch.
-    consumer.on(consumer.events.END_BATCH_PROCESS, (event) => {
-      const { partition, lastOffset } = event.payload;
-      if (stopped || event.payload.topic !== topic) return;
-      const next = Number(lastOffset) + 1;
-      const end = to.get(partition) ?? 0;
-      if (next > (position.get(partition) ?? 0)) position.set(partition, Math.min(next, end));
-      touch();
-      finish();
-    });
-    try {
-      touch();
-      await consumer.connect();
-      await consumer.subscribe({ topics: [topic], fromBeginning: true });
-      await consumer.run({
-        autoCommit: false,
-        eachBatch: async ({ batch }) => {
-          for (const message of batch.messages) {
-            if (stopped) return;
-            const partition = batch.partition;
-            const offset = Number(message.offset);
-            const end = to.get(partition) ?? 0;
-            if (offset < (position.get(partition) ?? 0) || offset >= end) continue;
-            const verdict = visit({
-              partition,
-              offset,
-              timestamp: Number(message.timestamp),
-              key: message.key,
-              value: message.value,
-              headers: headersOf(message.headers),
-            });
-            if (verdict === 'stop') {
-              stopped = true;
-              settle?.();
-              return;
-            }
-            position.set(partition, offset + 1);
-          }
-          touch();
-          finish();
-        },
-      });
-      await finished;
-      return position;
-    } catch (error: unknown) {
-      throw kafkaError(error, 'reading the dead-letter topic failed');
-    } finally {
-      stopped = true;
-      if (idleTimer) clearTimeout(idleTimer);
-      signal?.removeEventListener('abort', onAbort);
-      await consumer.disconnect().catch(() => undefined);
-      await admin.deleteGroups([groupId]).catch(() => undefined);
-    }
+    return scanDeadLetters(source, from, to, visit, signal);
   }
 
   #transactionalProducer(): Promise<Producer> {
