@@ -376,7 +376,7 @@ export function createEmulator(options: EmulatorOptions): Emulator {
 }
 
 /** The response body of an envelope (spec: Response envelope, Async response). */
-function serializeAnswer(answer: EnvelopeAnswer, dropLastItem: boolean): string {
+export function serializeAnswer(answer: EnvelopeAnswer, dropLastItem: boolean): string {
   switch (answer.kind) {
     case 'rejected':
       // spec: Errors — top-level success false with `error`, no `data`.

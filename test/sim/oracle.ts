@@ -1,0 +1,47 @@
+/**
+ * The rules every simulated run must keep, checked on what it left behind: each command
+ * record has exactly one committed result; no id was carried out by the gateway more
+ * often than it was written; no success is claimed for a send the gateway never got;
+ * and, once faults stopped, every partition was committed to its end.
+ */
+import type { VisibleRecord } from './sim-broker.ts';
+
+export interface OracleInput {
+  /** The key and id of every command record written, in write order. */
+  readonly commands: readonly { key: string; id: number; valid: boolean }[];
+  readonly visible: readonly VisibleRecord[];
+  readonly resultsTopic: string;
+  /** Sends the gateway carried out, per id (as a string). */
+  readonly sendsById: Readonly<Record<string, number>>;
+  /** Partitions whose group offset did not reach their end, with both. */
+  readonly unfinished: readonly string[];
+}
+
+export function checkRun(input: OracleInput): string[] {
+  const violations: string[] = [];
+  const results = new Map<string, Record<string, unknown>[]>();
+  for (const record of input.visible) {
+    if (record.topic !== input.resultsTopic || record.key === null) continue;
+    const list = results.get(record.key) ?? [];
+    list.push(JSON.parse(record.value ?? 'null') as Record<string, unknown>);
+    results.set(record.key, list);
+  }
+  const written = new Set<string>();
+  for (const { key, id, valid } of input.commands) {
+    written.add(key);
+    const got = results.get(key) ?? [];
+    if (got.length !== 1) violations.push(`command ${key}: ${got.length} results`);
+    const sends = input.sendsById[String(id)] ?? 0;
+    if (sends > 1) violations.push(`command ${key}: id ${id} carried out ${sends} times`);
+    if (!valid && sends > 0) violations.push(`command ${key}: invalid, yet sent`);
+    const first = got[0];
+    if (first?.success === true && sends === 0) {
+      violations.push(`command ${key}: success without a send the gateway carried out`);
+    }
+  }
+  for (const key of results.keys()) {
+    if (!written.has(key)) violations.push(`a result for ${key}, which no command had`);
+  }
+  for (const partition of input.unfinished) violations.push(`partition not finished: ${partition}`);
+  return violations;
+}

@@ -1,0 +1,227 @@
+/**
+ * The simulated broker's data: the commands log of each partition, the records and
+ * group offsets that transactions made visible, and each transactional id's epoch and
+ * last transaction. Kafka's timing that ferry's races live in is kept:
+ *
+ * - EndTxn is answered once the commit is logged; its markers (what makes the records
+ *   and the group offset visible) come a little later, and after a restart only once
+ *   the broker is back. Until then the group offset reads as it was (no require_stable).
+ * - Initialising a producer of a transactional id bumps its epoch (fencing every
+ *   earlier holder) and waits until that id's last transaction is complete.
+ * - While the broker is down every request fails; a transaction logged before the
+ *   restart completes after it.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { OutboundRecord, PartitionOffset } from '../../src/kafka/kafka-port.ts';
+import type { SimRandom } from './sim-random.ts';
+
+export interface LogRecord {
+  readonly key: string;
+  readonly value: string;
+  readonly timestampMs: number;
+}
+
+/** A record a committed transaction made visible. */
+export interface VisibleRecord {
+  readonly topic: string;
+  readonly key: string | null;
+  readonly value: string | null;
+  readonly transactionalId: string;
+}
+
+interface OffsetEntry {
+  readonly offset: string;
+  readonly metadata: string | null;
+}
+
+interface Logged {
+  readonly records: readonly OutboundRecord[];
+  readonly offsets: readonly PartitionOffset[];
+  done: Promise<void>;
+  complete: () => void;
+}
+
+interface TransactionalId {
+  epoch: number;
+  /** The last transaction logged and not yet complete (markers to write). */
+  logged: Logged | undefined;
+}
+
+export interface BrokerTiming {
+  /** Longest wait between a logged commit and its markers, ms. */
+  readonly markerDelayMaxMs: number;
+}
+
+/** kafkajs's text of a broker that cannot be reached. */
+export const CONNECTION_ERROR = 'Connection error: connect ECONNREFUSED 127.0.0.1:9092';
+/** kafkajs's text of INVALID_PRODUCER_EPOCH: another producer initialised the id. */
+export const FENCED_ERROR = 'Producer attempted an operation with an old epoch';
+
+export class SimBroker {
+  readonly #random: SimRandom;
+  readonly #timing: BrokerTiming;
+  readonly #logs: LogRecord[][];
+  readonly visible: VisibleRecord[] = [];
+  readonly #offsets = new Map<number, OffsetEntry>();
+  readonly #ids = new Map<string, TransactionalId>();
+  #down = false;
+  #up: { promise: Promise<void>; resolve: () => void } | undefined;
+  readonly #restartListeners: (() => void)[] = [];
+  #downWaiters: (() => void)[] = [];
+
+  constructor(random: SimRandom, partitions: number, timing: BrokerTiming) {
+    this.#random = random;
+    this.#timing = timing;
+    this.#logs = Array.from({ length: partitions }, () => []);
+  }
+
+  get partitions(): number {
+    return this.#logs.length;
+  }
+
+  get down(): boolean {
+    return this.#down;
+  }
+
+  /** Called each time the broker is back. */
+  onRestart(listener: () => void): void {
+    this.#restartListeners.push(listener);
+  }
+
+  goDown(): void {
+    if (this.#down) return;
+    this.#down = true;
+    let resolve: () => void = () => undefined;
+    const promise = new Promise<void>((r) => {
+      resolve = r;
+    });
+    this.#up = { promise, resolve };
+    const waiters = this.#downWaiters;
+    this.#downWaiters = [];
+    for (const wake of waiters) wake();
+  }
+
+  comeUp(): void {
+    if (!this.#down) return;
+    this.#down = false;
+    this.#up?.resolve();
+    this.#up = undefined;
+    for (const listener of this.#restartListeners) listener();
+  }
+
+  /** Throws kafkajs's connection error while the broker is down. */
+  check(): void {
+    if (this.#down) throw new Error(CONNECTION_ERROR);
+  }
+
+  append(partition: number, record: LogRecord): void {
+    this.#logs[partition]?.push(record);
+  }
+
+  endOffset(partition: number): bigint {
+    return BigInt(this.#logs[partition]?.length ?? 0);
+  }
+
+  /** Up to `max` records of a partition from `from`, with their offsets. */
+  read(partition: number, from: bigint, max: number): { offset: bigint; record: LogRecord }[] {
+    const log = this.#logs[partition] ?? [];
+    const out: { offset: bigint; record: LogRecord }[] = [];
+    for (let i = Number(from); i < log.length && out.length < max; i++) {
+      out.push({ offset: BigInt(i), record: log[i] as LogRecord });
+    }
+    return out;
+  }
+
+  /** The group offset of a partition as a read without require_stable sees it now. */
+  committed(partition: number): OffsetEntry | undefined {
+    return this.#offsets.get(partition);
+  }
+
+  #id(transactionalId: string): TransactionalId {
+    let id = this.#ids.get(transactionalId);
+    if (!id) {
+      id = { epoch: 0, logged: undefined };
+      this.#ids.set(transactionalId, id);
+    }
+    return id;
+  }
+
+  /**
+   * InitProducerId: waits until the id's last transaction is complete, then bumps the
+   * epoch. @returns the new epoch. @throws while the broker is down.
+   */
+  async initProducerId(transactionalId: string): Promise<number> {
+    this.check();
+    const id = this.#id(transactionalId);
+    while (id.logged) {
+      const done = id.logged.done;
+      await Promise.race([done, this.#whenDown()]);
+      this.check();
+    }
+    id.epoch += 1;
+    return id.epoch;
+  }
+
+  /** @throws the fencing error when `epoch` is no longer the id's. */
+  checkEpoch(transactionalId: string, epoch: number): void {
+    this.check();
+    if (this.#id(transactionalId).epoch !== epoch) throw new Error(FENCED_ERROR);
+  }
+
+  /**
+   * Waits while the id's previous transaction is still completing (the adapter retries
+   * CONCURRENT_TRANSACTIONS). @throws when the broker goes down meanwhile.
+   */
+  async previousComplete(transactionalId: string): Promise<void> {
+    const id = this.#id(transactionalId);
+    while (id.logged) {
+      await Promise.race([id.logged.done, this.#whenDown()]);
+      this.check();
+    }
+  }
+
+  /**
+   * EndTxn(commit) logged: the transaction will complete (its records and offsets become
+   * visible) after a marker delay, or once the broker is back.
+   */
+  logCommit(
+    transactionalId: string,
+    epoch: number,
+    records: readonly OutboundRecord[],
+    offsets: readonly PartitionOffset[],
+  ): void {
+    this.checkEpoch(transactionalId, epoch);
+    const id = this.#id(transactionalId);
+    let complete: () => void = () => undefined;
+    const done = new Promise<void>((resolve) => {
+      complete = resolve;
+    });
+    const logged: Logged = { records, offsets, done, complete };
+    id.logged = logged;
+    void this.#writeMarkers(transactionalId, id, logged);
+  }
+
+  async #writeMarkers(transactionalId: string, id: TransactionalId, logged: Logged): Promise<void> {
+    const delay = this.#random.int(0, this.#timing.markerDelayMaxMs);
+    if (delay > 0) await sleep(delay);
+    while (this.#down) await this.#up?.promise;
+    for (const record of logged.records) {
+      this.visible.push({
+        topic: record.topic,
+        key: record.key === null ? null : String(record.key),
+        value: record.value === null ? null : String(record.value),
+        transactionalId,
+      });
+    }
+    for (const o of logged.offsets) {
+      this.#offsets.set(o.partition, { offset: o.offset, metadata: o.metadata ?? null });
+    }
+    if (id.logged === logged) id.logged = undefined;
+    logged.complete();
+  }
+
+  /** Settles when the broker goes down next (never while it stays up). */
+  #whenDown(): Promise<void> {
+    return new Promise((resolve) => this.#downWaiters.push(resolve));
+  }
+}

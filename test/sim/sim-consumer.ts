@@ -1,0 +1,252 @@
+/**
+ * A simulated group consumer with kafkajs's behaviour where ferry's races live: one
+ * fetch in flight at a time; the next fetch goes out once the last answer was handed
+ * over; the group offset is read lazily, at a partition's first fetch after each join
+ * (so it may be stale); a rejoin waits for the fetch in flight; data of a paused or
+ * rewound partition is dropped; heartbeats go out from the fetch loop and from the
+ * batches' own `heartbeat()`. A connection error makes it join again without a word
+ * (as the adapter does after a lost coordinator), a rebalance answer with one
+ * (`onRebalancing`). Fault: with `lateFetchRate`, a fetch sent before a rejoin is handed
+ * over after it (another broker's fetcher on a cluster), moving the position past it.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type {
+  BatchConsumerOptions,
+  GroupConsumer,
+  InboundRecord,
+} from '../../src/kafka/kafka-port.ts';
+import type { ReplicaLink } from './replica-link.ts';
+import type { SimBroker } from './sim-broker.ts';
+import { REBALANCING_ERROR, type SimGroup } from './sim-group.ts';
+import type { SimRandom } from './sim-random.ts';
+
+export interface ConsumerFaults {
+  readonly lateFetchRate: number;
+  readonly maxBatchRecords: number;
+}
+
+/** Where the simulator notes what it did to a replica (the run's log). */
+export type SimNote = (event: Record<string, unknown>) => void;
+
+type Fetched = Map<number, { from: bigint; records: InboundRecord[]; seeks: number }>;
+
+export class SimConsumer implements GroupConsumer {
+  readonly #link: ReplicaLink;
+  readonly #broker: SimBroker;
+  readonly #group: SimGroup;
+  readonly #random: SimRandom;
+  readonly #options: BatchConsumerOptions;
+  readonly #faults: ConsumerFaults;
+  readonly #note: SimNote;
+  readonly heartbeatIntervalMs: number;
+  #confirmedAt = 0;
+  #memberId: string | undefined;
+  #assigned: readonly number[] = [];
+  #running = false;
+  #paused = false;
+  #rejoin: 'silent' | 'rebalancing' | undefined;
+  readonly #positions = new Map<number, bigint>();
+  readonly #seeks = new Map<number, number>();
+  #joins = 0;
+  #loop: Promise<void> | undefined;
+
+  constructor(
+    link: ReplicaLink,
+    broker: SimBroker,
+    group: SimGroup,
+    random: SimRandom,
+    options: BatchConsumerOptions,
+    faults: ConsumerFaults,
+    note: SimNote,
+  ) {
+    this.#note = note;
+    this.#link = link;
+    this.#broker = broker;
+    this.#group = group;
+    this.#random = random;
+    this.#options = options;
+    this.#faults = faults;
+    const session = options.sessionTimeoutMs ?? 30_000;
+    this.heartbeatIntervalMs =
+      options.heartbeatIntervalMs ?? Math.max(100, Math.min(3_000, Math.floor(session / 10)));
+  }
+
+  get confirmedAt(): number {
+    return this.#confirmedAt;
+  }
+  get memberId(): string | undefined {
+    return this.#memberId;
+  }
+  get assignedPartitions(): readonly number[] {
+    return this.#assigned;
+  }
+  get running(): boolean {
+    return this.#running;
+  }
+  get paused(): boolean {
+    return this.#paused;
+  }
+
+  async start(options: { paused?: boolean } = {}): Promise<void> {
+    if (this.#running) return;
+    this.#paused = options.paused ?? false;
+    this.#running = true;
+    await this.#join();
+    this.#loop = this.#run();
+  }
+
+  pause(): void {
+    this.#paused = true;
+  }
+
+  resume(): void {
+    this.#paused = false;
+  }
+
+  async stop(): Promise<void> {
+    if (!this.#running) return;
+    this.#running = false;
+    await this.#loop;
+    await this.#link.hop(this.#random, 2);
+    this.#group.leave(this.#memberId);
+  }
+
+  async #join(): Promise<void> {
+    while (this.#running) {
+      const sentAt = Date.now();
+      try {
+        await this.#link.hop(this.#random, 3);
+        const assignment = await this.#group.join(this.#link.name, this.#memberId);
+        await this.#link.hop(this.#random, 3);
+        this.#joins += 1;
+        this.#confirmedAt = sentAt;
+        this.#memberId = assignment.memberId;
+        this.#assigned = [...assignment.partitions];
+        // A new offset manager: each partition's position is read from the group again.
+        this.#positions.clear();
+        this.#options.onAssignment?.(this.#assigned);
+        return;
+      } catch {
+        await sleep(this.#random.int(100, 1_000));
+      }
+    }
+  }
+
+  async #run(): Promise<void> {
+    let lastHeartbeat = Date.now();
+    while (this.#running) {
+      await this.#link.reachable();
+      if (this.#rejoin !== undefined) {
+        const announce = this.#rejoin === 'rebalancing';
+        this.#rejoin = undefined;
+        if (announce) this.#options.onRebalancing?.();
+        const late = this.#random.chance(this.#faults.lateFetchRate) ? this.#snapshot() : undefined;
+        await this.#join();
+        if (late) {
+          const fetched = await this.#read(late);
+          for (const [partition, { records }] of fetched) {
+            this.#note({
+              sim: 'late fetch',
+              replica: this.#link.name,
+              partition,
+              from: records[0]?.offset,
+              to: records[records.length - 1]?.offset,
+            });
+          }
+          await this.#deliver(fetched, true);
+        }
+        lastHeartbeat = Date.now();
+        continue;
+      }
+      if (Date.now() - lastHeartbeat >= this.heartbeatIntervalMs) {
+        lastHeartbeat = Date.now();
+        await this.#heartbeat().catch(() => undefined);
+        continue;
+      }
+      if (this.#paused || this.#assigned.length === 0) {
+        await sleep(this.#options.fetchMaxWaitMs ?? 250);
+        continue;
+      }
+      try {
+        await this.#link.hop(this.#random, 2);
+        this.#broker.check();
+        const fetched = await this.#read(this.#snapshot());
+        if (fetched.size === 0) {
+          await sleep(this.#options.fetchMaxWaitMs ?? 250);
+          continue;
+        }
+        await this.#link.hop(this.#random, 4);
+        await this.#deliver(fetched, false);
+      } catch {
+        this.#rejoin ??= 'silent';
+        await sleep(this.#random.int(100, 2_000));
+      }
+    }
+  }
+
+  /** Where each assigned partition would be fetched from now. */
+  #snapshot(): Map<number, bigint | undefined> {
+    return new Map(this.#assigned.map((p) => [p, this.#positions.get(p)]));
+  }
+
+  async #read(positions: Map<number, bigint | undefined>): Promise<Fetched> {
+    const fetched: Fetched = new Map();
+    for (const [partition, known] of positions) {
+      const from = known ?? BigInt(this.#broker.committed(partition)?.offset ?? 0);
+      if (known === undefined) this.#positions.set(partition, from);
+      const read = this.#broker.read(partition, from, this.#random.int(1, this.#faults.maxBatchRecords));
+      if (read.length === 0) continue;
+      const records = read.map(({ offset, record }) => ({
+        topic: this.#options.topic,
+        partition,
+        offset: offset.toString(),
+        key: Buffer.from(record.key),
+        value: Buffer.from(record.value),
+        headers: {},
+        timestamp: String(record.timestampMs),
+      }));
+      fetched.set(partition, { from, records, seeks: this.#seeks.get(partition) ?? 0 });
+    }
+    return fetched;
+  }
+
+  async #deliver(fetched: Fetched, late: boolean): Promise<void> {
+    for (const [partition, { from, records, seeks }] of fetched) {
+      if (!this.#running || this.#paused || !this.#assigned.includes(partition)) continue;
+      // A rewind since the fetch went out: its records come again from there.
+      if ((this.#seeks.get(partition) ?? 0) !== seeks) continue;
+      if (!late && this.#positions.get(partition) !== from) continue;
+      const last = records[records.length - 1];
+      if (!last) continue;
+      this.#positions.set(partition, BigInt(last.offset) + 1n);
+      const end = this.#broker.endOffset(partition);
+      this.#options.onBatch({
+        topic: this.#options.topic,
+        partition,
+        records,
+        lag: Math.max(0, Number(end - BigInt(last.offset) - 1n)),
+        heartbeat: () => this.#heartbeat(),
+        isCurrent: () => this.#running && (this.#seeks.get(partition) ?? 0) === seeks,
+        rewind: () => {
+          this.#seeks.set(partition, (this.#seeks.get(partition) ?? 0) + 1);
+          this.#positions.set(partition, BigInt(records[0]?.offset ?? from));
+        },
+      });
+    }
+  }
+
+  async #heartbeat(): Promise<void> {
+    const sentAt = Date.now();
+    await this.#link.hop(this.#random, 2);
+    try {
+      this.#group.heartbeat(this.#memberId);
+    } catch (error: unknown) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.#rejoin ??= message === REBALANCING_ERROR ? 'rebalancing' : 'silent';
+      await this.#link.hop(this.#random, 2);
+      throw error;
+    }
+    await this.#link.hop(this.#random, 2);
+    this.#confirmedAt = sentAt;
+  }
+}

@@ -1,0 +1,138 @@
+/**
+ * The Kafka port of one simulated replica: its group consumer, its partitions'
+ * transactional producers and the group reads, each request and answer passing through
+ * the replica's link (frozen: held; dead: never). Fault: with `unknownOutcomeRate` a
+ * commit's answer is lost, before or after EndTxn was logged, so ferry cannot tell
+ * whether it committed.
+ */
+import type {
+  BatchConsumerOptions,
+  GroupConsumer,
+  KafkaPort,
+  OutboundRecord,
+  PartitionOffset,
+  PartitionProducer,
+} from '../../src/kafka/kafka-port.ts';
+import type { ReplicaLink } from './replica-link.ts';
+import { CONNECTION_ERROR, type SimBroker } from './sim-broker.ts';
+import { type ConsumerFaults, SimConsumer, type SimNote } from './sim-consumer.ts';
+import type { SimGroup } from './sim-group.ts';
+import type { SimRandom } from './sim-random.ts';
+
+export interface PortFaults extends ConsumerFaults {
+  readonly unknownOutcomeRate: number;
+}
+
+/** kafkajs's text of a coordinator that moved while a request was out. */
+const NOT_COORDINATOR = 'This is not the correct coordinator for this group';
+
+class SimProducer implements PartitionProducer {
+  readonly #port: SimKafkaPort;
+  readonly #id: string;
+  #epoch: number | undefined;
+
+  constructor(port: SimKafkaPort, transactionalId: string) {
+    this.#port = port;
+    this.#id = transactionalId;
+  }
+
+  async connect(): Promise<void> {
+    const { link, broker, random } = this.#port;
+    await link.hop(random, 3);
+    const epoch = await broker.initProducerId(this.#id);
+    await link.hop(random, 3);
+    this.#epoch = epoch;
+  }
+
+  async commit(
+    records: readonly OutboundRecord[],
+    _groupId: string,
+    offsets: readonly PartitionOffset[],
+  ): Promise<void> {
+    const { link, broker, random, faults } = this.#port;
+    const epoch = this.#epoch;
+    if (epoch === undefined) throw new Error('the producer is not connected');
+    await link.hop(random, 3);
+    broker.checkEpoch(this.#id, epoch);
+    await broker.previousComplete(this.#id);
+    // AddOffsetsToTxn, TxnOffsetCommit and the records' produce requests.
+    await link.hop(random, 6);
+    broker.checkEpoch(this.#id, epoch);
+    const lost = random.chance(faults.unknownOutcomeRate) ? random.pick(['before', 'after']) : '';
+    if (lost === 'before') throw new Error(NOT_COORDINATOR);
+    broker.logCommit(this.#id, epoch, records, offsets);
+    if (lost === 'after') throw new Error(NOT_COORDINATOR);
+    await link.hop(random, 3);
+    // The answer to EndTxn did not come back: logged, it completes anyway.
+    if (broker.down) throw new Error(CONNECTION_ERROR);
+  }
+
+  async disconnect(): Promise<void> {
+    this.#epoch = undefined;
+  }
+}
+
+export class SimKafkaPort implements KafkaPort {
+  readonly link: ReplicaLink;
+  readonly broker: SimBroker;
+  readonly group: SimGroup;
+  readonly random: SimRandom;
+  readonly faults: PortFaults;
+  readonly note: SimNote;
+
+  constructor(
+    link: ReplicaLink,
+    broker: SimBroker,
+    group: SimGroup,
+    random: SimRandom,
+    faults: PortFaults,
+    note: SimNote,
+  ) {
+    this.note = note;
+    this.link = link;
+    this.broker = broker;
+    this.group = group;
+    this.random = random;
+    this.faults = faults;
+  }
+
+  createBatchConsumer(options: BatchConsumerOptions): GroupConsumer {
+    return new SimConsumer(
+      this.link,
+      this.broker,
+      this.group,
+      this.random.fork(),
+      options,
+      this.faults,
+      this.note,
+    );
+  }
+
+  createTransactionalProducer(transactionalId: string): PartitionProducer {
+    return new SimProducer(this, transactionalId);
+  }
+
+  async committedOffsets(_groupId: string, topic: string): Promise<Map<number, PartitionOffset>> {
+    await this.link.hop(this.random, 3);
+    this.broker.check();
+    const offsets = new Map<number, PartitionOffset>();
+    for (let partition = 0; partition < this.broker.partitions; partition++) {
+      const entry = this.broker.committed(partition);
+      offsets.set(partition, {
+        topic,
+        partition,
+        offset: entry?.offset ?? '-1',
+        metadata: entry?.metadata ?? null,
+      });
+    }
+    await this.link.hop(this.random, 3);
+    return offsets;
+  }
+
+  async isStableMember(_groupId: string, memberId: string | undefined): Promise<boolean> {
+    await this.link.hop(this.random, 3);
+    const stable = this.group.isStableMember(memberId);
+    await this.link.hop(this.random, 3);
+    return stable;
+  }
+}

@@ -1,0 +1,174 @@
+/**
+ * One simulated run of a plan: a broker, a group coordinator and a gateway in memory,
+ * replicas of the real pipeline started, stopped, frozen and killed at the plan's
+ * moments, commands written while it goes on; then faults stop, the run must finish
+ * (every partition committed to its end), the replicas stop, and the oracle checks
+ * what was committed and what the gateway carried out. Everything runs in virtual time
+ * from the seed: the same plan gives the same run.
+ */
+import type { FerryMetrics } from '../../src/observability/metrics.ts';
+import type { LogLevel } from '../../src/observability/logger.ts';
+import { checkRun } from './oracle.ts';
+import type { Fault, Plan } from './plan.ts';
+import { SimBroker } from './sim-broker.ts';
+import { SimGateway } from './sim-gateway.ts';
+import { SimGroup } from './sim-group.ts';
+import type { PortFaults } from './sim-kafka-port.ts';
+import { SimRandom } from './sim-random.ts';
+import { type ReplicaWorld, SimReplica, TOPICS } from './sim-replica.ts';
+import { VirtualClock } from './virtual-clock.ts';
+
+export interface RunOutcome {
+  readonly seed: number;
+  readonly violations: readonly string[];
+  /** Virtual ms from the start until every partition was committed to its end. */
+  readonly finishedAtMs: number | undefined;
+  readonly replicaStarts: number;
+  readonly gatewayRequests: number;
+  readonly rebalances: number;
+}
+
+export interface RunOptions {
+  readonly metrics: FerryMetrics;
+  readonly logLevel: LogLevel;
+  readonly log: (line: string) => void;
+}
+
+/** After the faults end, the run must finish within this much virtual time. */
+const FINISH_WITHIN_MS = 300_000;
+const PHONE = 79_001_234_567;
+
+export async function runPlan(plan: Plan, options: RunOptions): Promise<RunOutcome> {
+  const random = new SimRandom(plan.seed ^ 0x5eed5eed);
+  const clock = VirtualClock.install(random.fork());
+  try {
+    return await simulate(plan, options, random, clock);
+  } finally {
+    clock.uninstall();
+  }
+}
+
+async function simulate(
+  plan: Plan,
+  options: RunOptions,
+  random: SimRandom,
+  clock: VirtualClock,
+): Promise<RunOutcome> {
+  const broker = new SimBroker(random.fork(), plan.partitions, {
+    markerDelayMaxMs: plan.markerDelayMaxMs,
+  });
+  const group = new SimGroup(broker, plan.settings.sessionMs);
+  const gateway = new SimGateway(random.fork(), plan.settings.requestTimeoutMs, plan.gatewayFaults);
+  const faults: { -readonly [K in keyof PortFaults]: PortFaults[K] } = { ...plan.portFaults };
+  const world: ReplicaWorld = {
+    broker,
+    group,
+    gateway,
+    faults,
+    metrics: options.metrics,
+    logLevel: options.logLevel,
+    log: options.log,
+  };
+  const slots: SimReplica[] = [];
+  let starts = 0;
+  const spawn = (slot: number) => {
+    starts += 1;
+    const replica = new SimReplica(`r${starts}`, world, plan.settings, random.fork());
+    slots[slot] = replica;
+    options.log(JSON.stringify({ sim: 'start', replica: replica.name, atMs: clock.elapsedMs }));
+    replica.start().catch((error: unknown) => {
+      replica.crashed = error instanceof Error ? error : new Error(String(error));
+    });
+  };
+  for (let i = 0; i < plan.replicas; i++) setTimeout(() => spawn(i), random.int(0, 2_000));
+
+  const commands: { key: string; id: number; valid: boolean }[] = [];
+  for (let i = 0; i < plan.commands; i++) {
+    const id = 1_000 + i;
+    const key = `c${i}`;
+    const valid = !random.chance(plan.invalidRate);
+    const partition = random.int(0, plan.partitions - 1);
+    const command = valid
+      ? { type: 'sms', id, phone: PHONE, sms_message: `sim ${id}`, sms_signature: 'FERRY' }
+      : { type: 'sms', id, sms_message: `sim ${id}`, sms_signature: 'FERRY' };
+    setTimeout(() => {
+      broker.append(partition, { key, value: JSON.stringify(command), timestampMs: Date.now() });
+      const offset = Number(broker.endOffset(partition) - 1n);
+      options.log(JSON.stringify({ sim: 'write', key, partition, offset, valid, atMs: clock.elapsedMs }));
+      commands.push({ key, id, valid });
+    }, random.int(0, plan.produceWindowMs));
+  }
+
+  const inject = (fault: Fault) => {
+    options.log(JSON.stringify({ sim: 'fault', ...fault, atMs: clock.elapsedMs }));
+    if (fault.kind === 'broker-restart') {
+      broker.goDown();
+      setTimeout(() => broker.comeUp(), fault.downMs);
+    } else if (fault.kind === 'join') spawn(slots.length);
+    else {
+      const replica = slots[fault.replica];
+      if (!replica?.alive) return;
+      if (fault.kind === 'freeze') {
+        replica.link.freeze();
+        setTimeout(() => replica.link.thaw(), fault.forMs);
+      } else {
+        if (fault.kind === 'kill') replica.kill();
+        else void replica.stop(random.int(0, 3_000));
+        setTimeout(() => {
+          if (clock.elapsedMs < plan.healAtMs) spawn(fault.replica);
+        }, fault.restartAfterMs);
+      }
+    }
+  };
+  for (const fault of plan.faults) setTimeout(() => inject(fault), fault.atMs);
+
+  let healed = false;
+  setTimeout(() => {
+    healed = true;
+    options.log(JSON.stringify({ sim: 'heal', atMs: clock.elapsedMs }));
+    gateway.faults = { ...gateway.faults, refusedRate: 0, http503Rate: 0, lostAnswerRate: 0, lateAnswerRate: 0 };
+    faults.unknownOutcomeRate = 0;
+    faults.lateFetchRate = 0;
+    broker.comeUp();
+    for (const replica of slots) replica?.link.thaw();
+    if (!slots.some((replica) => replica?.alive)) spawn(slots.length);
+  }, plan.healAtMs);
+
+  const unfinished = (): string[] => {
+    const out: string[] = [];
+    for (let p = 0; p < plan.partitions; p++) {
+      const end = broker.endOffset(p);
+      const committed = BigInt(broker.committed(p)?.offset ?? 0);
+      if (committed !== end) out.push(`${p} (group offset ${committed}, end ${end})`);
+    }
+    return out;
+  };
+  const finished = () => healed && commands.length === plan.commands && unfinished().length === 0;
+  await clock.runUntil(finished, plan.healAtMs + FINISH_WITHIN_MS);
+  const finishedAtMs = finished() ? clock.elapsedMs : undefined;
+  const alive = slots.filter((replica) => replica?.alive);
+  const stops = alive.map((replica) => replica.stop(5_000));
+  let stopped = 0;
+  for (const stop of stops) void stop.then(() => (stopped += 1));
+  await clock.runUntil(() => stopped === stops.length, 60_000);
+  group.stop();
+  const violations = checkRun({
+    commands,
+    visible: broker.visible,
+    resultsTopic: TOPICS.results,
+    sendsById: gateway.gateway.ledger.sendsById(),
+    unfinished: finishedAtMs === undefined ? unfinished() : [],
+  });
+  if (stopped !== stops.length) violations.push('a replica did not stop within 60 s');
+  for (const replica of slots) {
+    if (replica?.crashed) violations.push(`replica ${replica.name} crashed: ${replica.crashed.message}`);
+  }
+  return {
+    seed: plan.seed,
+    violations,
+    finishedAtMs,
+    replicaStarts: starts,
+    gatewayRequests: gateway.requests,
+    rebalances: group.history.length,
+  };
+}
