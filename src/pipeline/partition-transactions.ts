@@ -135,8 +135,10 @@ export class PartitionTransactions {
         log.warn({ partition, attempt, err: message }, 'result transaction failed');
         await this.close([partition]);
         if (FENCED.test(message)) return 'fenced';
-        if (!(await request.mayRetry())) return 'failed';
+        // Asked after the wait, right before a new producer fences whoever holds the id:
+        // the group may have moved the partition during the wait.
         await sleep(Math.min(5_000, 200 * 2 ** attempt));
+        if (!(await request.mayRetry())) return 'failed';
       }
     }
     return 'failed';

@@ -10,9 +10,24 @@ import type { ReplicaSettings } from './sim-replica.ts';
 
 export type Fault =
   | { readonly kind: 'broker-restart'; readonly atMs: number; readonly downMs: number }
-  | { readonly kind: 'kill'; readonly atMs: number; readonly replica: number; readonly restartAfterMs: number }
-  | { readonly kind: 'freeze'; readonly atMs: number; readonly replica: number; readonly forMs: number }
-  | { readonly kind: 'stop'; readonly atMs: number; readonly replica: number; readonly restartAfterMs: number }
+  | {
+      readonly kind: 'kill';
+      readonly atMs: number;
+      readonly replica: number;
+      readonly restartAfterMs: number;
+    }
+  | {
+      readonly kind: 'freeze';
+      readonly atMs: number;
+      readonly replica: number;
+      readonly forMs: number;
+    }
+  | {
+      readonly kind: 'stop';
+      readonly atMs: number;
+      readonly replica: number;
+      readonly restartAfterMs: number;
+    }
   | { readonly kind: 'join'; readonly atMs: number };
 
 export interface Plan {
@@ -49,7 +64,8 @@ export function planRun(seed: number, overrides: Partial<Plan> = {}): Plan {
     if (kind === 'broker-restart') faults.push({ kind, atMs, downMs: r.int(100, 8_000) });
     else if (kind === 'kill' || kind === 'stop') {
       faults.push({ kind, atMs, replica, restartAfterMs: r.int(0, 10_000) });
-    } else if (kind === 'freeze') faults.push({ kind, atMs, replica, forMs: r.int(500, 2 * sessionMs) });
+    } else if (kind === 'freeze')
+      faults.push({ kind, atMs, replica, forMs: r.int(500, 2 * sessionMs) });
     else faults.push({ kind: 'join', atMs });
   }
   const faulty = r.chance(0.7);

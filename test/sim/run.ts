@@ -5,11 +5,13 @@
  *   node test/sim/run.ts --seeds=5000 [--from=S]    seeds S, S+1, …; stops at the first failure unless --all
  *   node test/sim/run.ts --minutes=10 [--from=S]    as many seeds as fit (make sim)
  *   node test/sim/run.ts --scenarios                every named scenario (known races) once
+ *   --no-late-fetch                                 without fetches handed over after a rejoin
  *
  * A failing seed prints itself and the command that replays it. Exit code 1 on any failure.
  */
-import { createMetrics } from '../../src/observability/metrics.ts';
+
 import { type LogLevel, logLevels } from '../../src/observability/logger.ts';
+import { createMetrics } from '../../src/observability/metrics.ts';
 import { planRun } from './plan.ts';
 import { scenarios } from './scenarios.ts';
 import { type RunOutcome, runPlan } from './world.ts';
@@ -29,7 +31,11 @@ async function runSeed(seed: number, scenario?: string): Promise<RunOutcome> {
   const lines: string[] = [];
   const base = scenario ? scenarios[scenario]?.(seed) : undefined;
   if (scenario && !base) throw new Error(`no scenario ${scenario}`);
-  const plan = base ?? planRun(seed);
+  const planned = base ?? planRun(seed);
+  // --no-late-fetch: the same run without fetches handed over after a rejoin (finding 20).
+  const plan = args.has('no-late-fetch')
+    ? { ...planned, portFaults: { ...planned.portFaults, lateFetchRate: 0 } }
+    : planned;
   const outcome = await runPlan(plan, { metrics, logLevel, log: (line) => lines.push(line) });
   if (logLevel !== 'silent' || args.has('plan')) {
     console.log(JSON.stringify(plan));

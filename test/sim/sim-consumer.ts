@@ -194,7 +194,11 @@ export class SimConsumer implements GroupConsumer {
     for (const [partition, known] of positions) {
       const from = known ?? BigInt(this.#broker.committed(partition)?.offset ?? 0);
       if (known === undefined) this.#positions.set(partition, from);
-      const read = this.#broker.read(partition, from, this.#random.int(1, this.#faults.maxBatchRecords));
+      const read = this.#broker.read(
+        partition,
+        from,
+        this.#random.int(1, this.#faults.maxBatchRecords),
+      );
       if (read.length === 0) continue;
       const records = read.map(({ offset, record }) => ({
         topic: this.#options.topic,

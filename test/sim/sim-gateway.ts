@@ -10,8 +10,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Transport } from '../../src/contract/index.ts';
 import { serializeAnswer } from '../../src/emulator/emulator.ts';
-import { CallbackSender } from '../../src/emulator/index.ts';
 import { Gateway } from '../../src/emulator/gateway.ts';
+import { CallbackSender } from '../../src/emulator/index.ts';
 import { defaultKnobs } from '../../src/emulator/knobs.ts';
 import { FerryError } from '../../src/errors.ts';
 import type { GatewayTransport } from '../../src/upstream/gateway-client.ts';

@@ -87,9 +87,7 @@ export class SimGroup {
   /** describeGroups: stable with this member in it. @throws while the broker is down. */
   isStableMember(memberId: string | undefined): boolean {
     this.#broker.check();
-    return (
-      this.#state === 'stable' && memberId !== undefined && this.#members.has(memberId)
-    );
+    return this.#state === 'stable' && memberId !== undefined && this.#members.has(memberId);
   }
 
   stop(): void {

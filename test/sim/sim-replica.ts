@@ -4,8 +4,8 @@
  * (SIGSTOP) and killed (kill -9) by the run.
  */
 import { Writable } from 'node:stream';
-import type { FerryMetrics } from '../../src/observability/metrics.ts';
 import { createLogger, type LogLevel } from '../../src/observability/logger.ts';
+import type { FerryMetrics } from '../../src/observability/metrics.ts';
 import { Pipeline } from '../../src/pipeline/pipeline.ts';
 import { GatewayClient } from '../../src/upstream/gateway-client.ts';
 import { ReplicaLink } from './replica-link.ts';
@@ -57,7 +57,11 @@ export class SimReplica {
         done();
       },
     });
-    const logger = createLogger({ level: world.logLevel, destination: sink, base: { replica: name } });
+    const logger = createLogger({
+      level: world.logLevel,
+      destination: sink,
+      base: { replica: name },
+    });
     const s = settings;
     this.pipeline = new Pipeline({
       kafka: new SimKafkaPort(this.link, world.broker, world.group, random, world.faults, (event) =>

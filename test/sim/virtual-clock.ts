@@ -10,6 +10,7 @@ import { syncBuiltinESMExports } from 'node:module';
 import { install } from '@sinonjs/fake-timers';
 
 type InstalledClock = ReturnType<typeof install>;
+
 import type { SimRandom } from './sim-random.ts';
 
 /** 2026-01-01T00:00:00Z: virtual runs start at a fixed wall-clock time. */

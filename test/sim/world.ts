@@ -6,8 +6,9 @@
  * what was committed and what the gateway carried out. Everything runs in virtual time
  * from the seed: the same plan gives the same run.
  */
-import type { FerryMetrics } from '../../src/observability/metrics.ts';
+
 import type { LogLevel } from '../../src/observability/logger.ts';
+import type { FerryMetrics } from '../../src/observability/metrics.ts';
 import { checkRun } from './oracle.ts';
 import type { Fault, Plan } from './plan.ts';
 import { SimBroker } from './sim-broker.ts';
@@ -91,12 +92,17 @@ async function simulate(
     const command = valid
       ? { type: 'sms', id, phone: PHONE, sms_message: `sim ${id}`, sms_signature: 'FERRY' }
       : { type: 'sms', id, sms_message: `sim ${id}`, sms_signature: 'FERRY' };
-    setTimeout(() => {
-      broker.append(partition, { key, value: JSON.stringify(command), timestampMs: Date.now() });
-      const offset = Number(broker.endOffset(partition) - 1n);
-      options.log(JSON.stringify({ sim: 'write', key, partition, offset, valid, atMs: clock.elapsedMs }));
-      commands.push({ key, id, valid });
-    }, random.int(0, plan.produceWindowMs));
+    setTimeout(
+      () => {
+        broker.append(partition, { key, value: JSON.stringify(command), timestampMs: Date.now() });
+        const offset = Number(broker.endOffset(partition) - 1n);
+        options.log(
+          JSON.stringify({ sim: 'write', key, partition, offset, valid, atMs: clock.elapsedMs }),
+        );
+        commands.push({ key, id, valid });
+      },
+      random.int(0, plan.produceWindowMs),
+    );
   }
 
   const inject = (fault: Fault) => {
@@ -126,7 +132,13 @@ async function simulate(
   setTimeout(() => {
     healed = true;
     options.log(JSON.stringify({ sim: 'heal', atMs: clock.elapsedMs }));
-    gateway.faults = { ...gateway.faults, refusedRate: 0, http503Rate: 0, lostAnswerRate: 0, lateAnswerRate: 0 };
+    gateway.faults = {
+      ...gateway.faults,
+      refusedRate: 0,
+      http503Rate: 0,
+      lostAnswerRate: 0,
+      lateAnswerRate: 0,
+    };
     faults.unknownOutcomeRate = 0;
     faults.lateFetchRate = 0;
     broker.comeUp();
@@ -161,7 +173,8 @@ async function simulate(
   });
   if (stopped !== stops.length) violations.push('a replica did not stop within 60 s');
   for (const replica of slots) {
-    if (replica?.crashed) violations.push(`replica ${replica.name} crashed: ${replica.crashed.message}`);
+    if (replica?.crashed)
+      violations.push(`replica ${replica.name} crashed: ${replica.crashed.message}`);
   }
   return {
     seed: plan.seed,
