@@ -126,9 +126,10 @@ export class BatchConsumer implements GroupConsumer {
           lag: Math.max(0, Number(batch.offsetLag())),
           heartbeat: () => payload.heartbeat(),
           isCurrent: () => payload.isRunning() && !payload.isStale(),
-          rewind: () => {
-            if (first === undefined) return;
-            this.#consumer.seek({ topic: batch.topic, partition: batch.partition, offset: first });
+          rewind: (offset) => {
+            const from = offset ?? first;
+            if (from === undefined) return;
+            this.#consumer.seek({ topic: batch.topic, partition: batch.partition, offset: from });
           },
         });
       },

@@ -65,10 +65,11 @@ export interface RecordBatch {
   /** False once the consumer is stopping or a rewind of the partition is pending. */
   isCurrent(): boolean;
   /**
-   * Fetches the partition again from this batch's first record. Batches of the partition
-   * handed over before the call come again after it, so their handler drops them.
+   * Fetches the partition again from `offset` (default: this batch's first record).
+   * Batches of the partition handed over before the call come again after it, so their
+   * handler drops them.
    */
-  rewind(): void;
+  rewind(offset?: string): void;
 }
 
 export interface BatchConsumerOptions {

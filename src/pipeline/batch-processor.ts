@@ -19,6 +19,7 @@ import { readCommandGuarded } from './last-resort.ts';
 import { buildOutputRecords, errorText } from './output-records.ts';
 import type { PartitionHandover } from './partition-handover.ts';
 import type { PartitionOwnership } from './partition-ownership.ts';
+import type { PartitionSequence } from './partition-sequence.ts';
 import { type Result, sendResult, validationResult } from './result.ts';
 import { isReconcilable, maxOffset, type SendIntent } from './send-intent.ts';
 import {
@@ -41,6 +42,8 @@ export interface BatchProcessorOptions {
   readonly lookupDelayMs: number;
   readonly leaseMs: number;
   readonly ownership: PartitionOwnership;
+  /** Where each partition's batches must continue (see partition-sequence.ts). */
+  readonly sequence: PartitionSequence;
   readonly handover: PartitionHandover;
   readonly dispatcher: Dispatcher;
   readonly batcher: Batcher<Outbound>;
@@ -137,7 +140,7 @@ export class BatchProcessor {
     signal: AbortSignal,
     exclusive: () => Promise<boolean>,
     trace?: BatchTrace,
-  ): Promise<SendPhase | 'done' | 'again'> {
+  ): Promise<SendPhase | 'done' | 'again' | 'rewound'> {
     const ownership = this.#ownership;
     const { partition } = batch;
     if (ownership.fencedState(partition) === 'hold') {
@@ -164,6 +167,24 @@ export class BatchProcessor {
         ownership.rebalanceStarted();
         await pause(FENCED_RETRY_MS, signal);
         return 'again';
+      }
+      // A batch fetched before the rejoin can arrive after it, from past the group offset:
+      // the records between would never be read, and this batch's commit would skip them.
+      const first = batch.records[0];
+      const check = first
+        ? this.#options.sequence.atTakeover(
+            partition,
+            ownership.floor(partition) ?? 0n,
+            first.offset,
+          )
+        : undefined;
+      if (check?.kind === 'gap') {
+        this.#log.warn(
+          { partition, groupOffset: check.from, batchFrom: first?.offset },
+          "a batch began past the partition's group offset: reading the partition again from there",
+        );
+        batch.rewind(check.from);
+        return 'rewound';
       }
     }
     // kafkajs may have read the group offset before the previous owner's last commit:

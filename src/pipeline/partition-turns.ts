@@ -43,7 +43,7 @@ function joinBatches(batches: readonly RecordBatch[]): RecordBatch {
     lag: newest.lag,
     heartbeat: () => newest.heartbeat(),
     isCurrent: () => newest.isCurrent(),
-    rewind: () => first.rewind(),
+    rewind: (offset) => first.rewind(offset),
   };
 }
 
@@ -156,7 +156,7 @@ export class PartitionTurns {
       step('waiting for earlier commits');
       if (!(await waitForEarlier()) || this.#options.stopping()) return finish();
     }
-    let sent: SendPhase | 'done' | 'again';
+    let sent: SendPhase | 'done' | 'again' | 'rewound';
     step('sending');
     try {
       const exclusive = waitForEarlier;
@@ -202,6 +202,10 @@ export class PartitionTurns {
       if (sent === 'done') {
         if (last) this.#options.commitMetrics.done(partition, last.offset);
         next = 'committed before';
+      } else if (sent === 'rewound') {
+        // The processor read the partition again from an earlier offset than this batch's.
+        this.#lanes.rewound(partition);
+        next = 'read again from the group offset';
       } else if (ownership.assignment === assignment) {
         // After a rejoin kafkajs fetches from the committed offset by itself.
         batch.rewind();
@@ -209,7 +213,7 @@ export class PartitionTurns {
         next = 'rewound';
       } else next = 'left to the rejoin';
     }
-    if (sent === 'again') {
+    if (sent !== 'done') {
       this.#log.debug(
         { partition, from: batch.records[0]?.offset, outcome: next },
         'batch not handled now: read again',

@@ -15,6 +15,7 @@ import { Dispatcher } from './dispatcher.ts';
 import { batchBytes, InFlightBudget } from './in-flight-budget.ts';
 import { PartitionHandover } from './partition-handover.ts';
 import { PartitionOwnership } from './partition-ownership.ts';
+import { inSequence, PartitionSequence } from './partition-sequence.ts';
 import { PartitionTransactions } from './partition-transactions.ts';
 import { PartitionTurns } from './partition-turns.ts';
 import type { PipelineControl, PipelineState } from './pipeline-control.ts';
@@ -135,6 +136,8 @@ export class Pipeline implements PipelineControl {
   readonly #instanceId = randomUUID();
   /** What this replica knows about each partition: see partition-ownership.ts. */
   readonly #ownership = new PartitionOwnership();
+  /** Where each partition's next batch must begin: see partition-sequence.ts. */
+  readonly #sequence = new PartitionSequence();
   readonly #handover: PartitionHandover;
   /** What running one batch does (see batch-processor.ts). */
   readonly #processor: BatchProcessor;
@@ -205,6 +208,7 @@ export class Pipeline implements PipelineControl {
       lookupDelayMs: options.lookupDelayMs,
       leaseMs: options.leaseMs,
       ownership: this.#ownership,
+      sequence: this.#sequence,
       handover: this.#handover,
       dispatcher: this.#dispatcher,
       batcher: this.#batcher,
@@ -381,8 +385,15 @@ export class Pipeline implements PipelineControl {
   }
 
   /** A fetched batch joins its partition's lane; kafkajs fetches on meanwhile. */
-  #accept(batch: RecordBatch): void {
+  #accept(fetched: RecordBatch): void {
     const { metrics } = this.#options;
+    const batch = inSequence(fetched, this.#sequence, (from) =>
+      this.#log.warn(
+        { partition: fetched.partition, expected: from, batchFrom: fetched.records[0]?.offset },
+        'a batch began past where its partition should continue: reading it again from there',
+      ),
+    );
+    if (!batch) return;
     const first = batch.records[0];
     const last = batch.records[batch.records.length - 1];
     if (!first || !last) return;
@@ -406,6 +417,7 @@ export class Pipeline implements PipelineControl {
     // rebalance starts only when a heartbeat tells it; it also rejoins on its own (stale
     // metadata in a fetch, an unknown member id) with no such word before the answer.
     this.#ownership.rebalanceStarted();
+    this.#sequence.assigned();
     // A member the group expelled and took back under a new id (after a freeze, a lost
     // connection) may have been fenced meanwhile: every producer is initialised again,
     // which also fences whoever held a partition in between.

@@ -231,9 +231,9 @@ export class SimConsumer implements GroupConsumer {
         lag: Math.max(0, Number(end - BigInt(last.offset) - 1n)),
         heartbeat: () => this.#heartbeat(),
         isCurrent: () => this.#running && (this.#seeks.get(partition) ?? 0) === seeks,
-        rewind: () => {
+        rewind: (offset) => {
           this.#seeks.set(partition, (this.#seeks.get(partition) ?? 0) + 1);
-          this.#positions.set(partition, BigInt(records[0]?.offset ?? from));
+          this.#positions.set(partition, BigInt(offset ?? records[0]?.offset ?? from));
         },
       });
     }

@@ -1,0 +1,118 @@
+/**
+ * Where each partition's next fetched batch must begin, within one assignment of the
+ * group. The client can hand a batch over out of sequence: a fetch sent before a rejoin,
+ * from the old position, answered after the group's new assignment (kafkajs's fetchers
+ * of other brokers keep running while one rejoins) moves the position past the group
+ * offset, and the records between would never be read. So the first batch of an
+ * assignment is checked against the group offset its takeover read (`atTakeover`), and
+ * every later batch against the end of the one before (`check`).
+ *
+ * A batch that begins past where it should: the partition is read again from there. If
+ * that read begins past it again, at the same offset, nothing lies between (transaction
+ * markers, aborted records, compaction, retention) and the batch is taken. A batch that
+ * begins before: what was already handed over in this assignment is left out.
+ *
+ * Named transitions: `assigned` (the group answered), `rewound` (the partition is read
+ * again from an offset), `check` and `atTakeover` (a batch arrived, or was taken over).
+ */
+
+export type SequenceCheck =
+  | { readonly kind: 'in-order' }
+  /** Records are missing before this batch: read the partition again from `from`. */
+  | { readonly kind: 'gap'; readonly from: string }
+  /** Records before `from` were handed over already in this assignment. */
+  | { readonly kind: 'overlap'; readonly from: bigint };
+
+import type { RecordBatch } from '../kafka/kafka-port.ts';
+
+const IN_ORDER: SequenceCheck = { kind: 'in-order' };
+
+export class PartitionSequence {
+  /** Per partition: the offset the next batch should begin at (unknown after a rejoin). */
+  readonly #next = new Map<number, bigint>();
+  /** Per partition: the last gap read again, to tell an empty stretch from missing records. */
+  readonly #gaps = new Map<number, { from: bigint; to: bigint }>();
+
+  /** The group answered: each partition is read from its group offset again. */
+  assigned(): void {
+    this.#next.clear();
+  }
+
+  /** The partition is read again from `offset`. */
+  rewound(partition: number, offset: string): void {
+    this.#next.set(partition, BigInt(offset));
+  }
+
+  /** A batch of `[first, last]` was handed over: whether it continues the partition. */
+  check(partition: number, first: string, last: string): SequenceCheck {
+    const expected = this.#next.get(partition);
+    const begin = BigInt(first);
+    const end = BigInt(last);
+    if (expected === undefined || begin === expected) return this.#took(partition, end);
+    if (begin < expected) {
+      if (end >= expected) this.#next.set(partition, end + 1n);
+      return { kind: 'overlap', from: expected };
+    }
+    if (this.#confirmed(partition, expected, begin)) return this.#took(partition, end);
+    return { kind: 'gap', from: expected.toString() };
+  }
+
+  /**
+   * The takeover read `floor` (the group offset; 0 when the group has none) and its batch
+   * begins at `first`: a gap when records between were never handed over.
+   */
+  atTakeover(partition: number, floor: bigint, first: string): SequenceCheck {
+    const begin = BigInt(first);
+    if (begin <= floor || this.#confirmed(partition, floor, begin)) return IN_ORDER;
+    return { kind: 'gap', from: floor.toString() };
+  }
+
+  #took(partition: number, end: bigint): SequenceCheck {
+    this.#next.set(partition, end + 1n);
+    return IN_ORDER;
+  }
+
+  /** Whether this gap was read again already and began at the same offset: nothing lies in it. */
+  #confirmed(partition: number, from: bigint, to: bigint): boolean {
+    const seen = this.#gaps.get(partition);
+    if (seen && seen.from === from && seen.to === to) {
+      this.#gaps.delete(partition);
+      return true;
+    }
+    this.#gaps.set(partition, { from, to });
+    return false;
+  }
+}
+
+/**
+ * A fetched batch as the lanes should see it: in sequence and with its rewinds noted
+ * (`rewound`), what was handed over already left out; undefined when nothing of it is
+ * to be handled (it began past a gap, and the partition is read again from there, or
+ * all of it came before).
+ */
+export function inSequence(
+  batch: RecordBatch,
+  sequence: PartitionSequence,
+  onGap: (from: string) => void,
+): RecordBatch | undefined {
+  const first = batch.records[0];
+  const last = batch.records[batch.records.length - 1];
+  if (!first || !last) return undefined;
+  const { partition } = batch;
+  const noted: RecordBatch = {
+    ...batch,
+    rewind: (offset) => {
+      sequence.rewound(partition, offset ?? first.offset);
+      batch.rewind(offset);
+    },
+  };
+  const check = sequence.check(partition, first.offset, last.offset);
+  if (check.kind === 'in-order') return noted;
+  if (check.kind === 'gap') {
+    onGap(check.from);
+    noted.rewind(check.from);
+    return undefined;
+  }
+  const records = batch.records.filter((record) => BigInt(record.offset) >= check.from);
+  return records.length === 0 ? undefined : { ...noted, records };
+}

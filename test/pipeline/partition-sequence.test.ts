@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { InboundRecord, RecordBatch } from '../../src/kafka/kafka-port.ts';
+import { inSequence, PartitionSequence } from '../../src/pipeline/partition-sequence.ts';
+
+function batch(from: number, to: number, rewinds: string[] = []): RecordBatch {
+  const records: InboundRecord[] = [];
+  for (let offset = from; offset <= to; offset++) {
+    records.push({
+      topic: 'commands',
+      partition: 0,
+      offset: String(offset),
+      key: null,
+      value: null,
+      headers: {},
+      timestamp: '0',
+    });
+  }
+  return {
+    topic: 'commands',
+    partition: 0,
+    records,
+    lag: 0,
+    heartbeat: async () => undefined,
+    isCurrent: () => true,
+    rewind: (offset) => rewinds.push(offset ?? String(from)),
+  };
+}
+
+test('check: the first batch after an assignment is taken; later ones must continue it', () => {
+  const sequence = new PartitionSequence();
+  assert.deepEqual(sequence.check(0, '10', '14'), { kind: 'in-order' });
+  assert.deepEqual(sequence.check(0, '15', '20'), { kind: 'in-order' });
+  assert.deepEqual(sequence.check(0, '25', '30'), { kind: 'gap', from: '21' });
+  sequence.assigned();
+  assert.deepEqual(sequence.check(0, '3', '4'), { kind: 'in-order' });
+});
+
+test('check: a batch that begins before the next offset overlaps what was handed over', () => {
+  const sequence = new PartitionSequence();
+  sequence.check(0, '0', '9');
+  assert.deepEqual(sequence.check(0, '5', '12'), { kind: 'overlap', from: 10n });
+  assert.deepEqual(sequence.check(0, '13', '13'), { kind: 'in-order' });
+});
+
+test('rewound: the next batch must begin where the partition is read again from', () => {
+  const sequence = new PartitionSequence();
+  sequence.check(0, '0', '9');
+  sequence.rewound(0, '4');
+  assert.deepEqual(sequence.check(0, '4', '6'), { kind: 'in-order' });
+});
+
+test('a gap read again that begins at the same offset is empty (markers, compaction): taken', () => {
+  const sequence = new PartitionSequence();
+  sequence.check(0, '0', '9');
+  assert.deepEqual(sequence.check(0, '12', '15'), { kind: 'gap', from: '10' });
+  sequence.rewound(0, '10');
+  assert.deepEqual(sequence.check(0, '12', '15'), { kind: 'in-order' });
+  assert.deepEqual(sequence.check(0, '16', '16'), { kind: 'in-order' });
+});
+
+test('atTakeover: a batch past the group offset is a gap, unless reading again lands there too', () => {
+  const sequence = new PartitionSequence();
+  assert.deepEqual(sequence.atTakeover(0, 5n, '5'), { kind: 'in-order' });
+  assert.deepEqual(sequence.atTakeover(0, 5n, '3'), { kind: 'in-order' });
+  assert.deepEqual(sequence.atTakeover(0, 5n, '8'), { kind: 'gap', from: '5' });
+  assert.deepEqual(sequence.atTakeover(0, 5n, '8'), { kind: 'in-order' });
+  assert.deepEqual(sequence.atTakeover(0, 5n, '9'), { kind: 'gap', from: '5' });
+});
+
+test('inSequence: a batch past a gap is dropped and its partition read again from the gap', () => {
+  const sequence = new PartitionSequence();
+  const rewinds: string[] = [];
+  const gaps: string[] = [];
+  assert.ok(inSequence(batch(0, 4), sequence, (from) => gaps.push(from)));
+  assert.equal(
+    inSequence(batch(8, 9, rewinds), sequence, (from) => gaps.push(from)),
+    undefined,
+  );
+  assert.deepEqual(gaps, ['5']);
+  assert.deepEqual(rewinds, ['5']);
+  const again = inSequence(batch(5, 9), sequence, (from) => gaps.push(from));
+  assert.deepEqual(
+    again?.records.map((r) => r.offset),
+    ['5', '6', '7', '8', '9'],
+  );
+});
+
+test('inSequence: records handed over already are left out; a rewind is noted', () => {
+  const sequence = new PartitionSequence();
+  const rewinds: string[] = [];
+  inSequence(batch(0, 4), sequence, () => undefined);
+  const overlapping = inSequence(batch(2, 6, rewinds), sequence, () => undefined);
+  assert.deepEqual(
+    overlapping?.records.map((r) => r.offset),
+    ['5', '6'],
+  );
+  assert.equal(
+    inSequence(batch(3, 6), sequence, () => undefined),
+    undefined,
+  );
+  overlapping?.rewind();
+  assert.deepEqual(rewinds, ['2']);
+  assert.deepEqual(sequence.check(0, '2', '3'), { kind: 'in-order' });
+});
