@@ -1,3 +1,12 @@
+/**
+ * ferry's entry point to Kafka: one KafkaClient builds every kafkajs client ferry runs
+ * from one connection (brokers, TLS, SASL, logging, retries): plain and transactional
+ * producers (the latter on a kafkajs instance of their own, with fast retries and cached
+ * coordinators), the batch consumer and record consumers, and reports their errors and
+ * timeouts to ferry's metrics. Its admin requests are handed to kafka-admin.ts. It also
+ * re-exports the types and helpers of records, producers and consumers, so that the rest
+ * of ferry imports Kafka from this one module.
+ */
 import type { KafkaSecurity } from '../config/kafka-security.ts';
 import type { Logger } from '../observability/logger.ts';
 import {
@@ -13,10 +22,9 @@ import {
   type RecordConsumerOptions,
 } from './consumers.ts';
 import { cacheCoordinators } from './coordinator-cache.ts';
-import { whileCoordinatorMoves } from './coordinator-errors.ts';
-import { kafkaConnection, kafkaError } from './kafka-security.ts';
+import { KafkaAdmin } from './kafka-admin.ts';
+import { kafkaConnection } from './kafka-security.ts';
 import {
-  type Admin,
   type CompressionTypes,
   Kafka,
   type KafkaConfig,
@@ -27,7 +35,6 @@ import { kafkaLogCreator } from './kafkajs-adapters.ts';
 import { RecordProducer, TRANSACTION_RETRY, TransactionalProducer } from './producers.ts';
 import type { PartitionOffset, TopicSpec } from './records.ts';
 import { CLIENT_RETRY, CONSUMER_METADATA_MAX_AGE_MS } from './retry-budget.ts';
-import { createTopicsAndWait } from './topic-leaders.ts';
 
 export type { BatchConsumerOptions, RecordBatch, RecordConsumerOptions } from './consumers.ts';
 export { BatchConsumer, heartbeatIntervalOf, RecordConsumer } from './consumers.ts';
@@ -58,9 +65,6 @@ export interface KafkaClientOptions {
   readonly maxProduceBytes?: number;
 }
 
-/** How long a topic's partition count is trusted before it is read again. */
-const PARTITION_COUNT_TTL_MS = 60_000;
-
 /** Retries of admin calls, consumers and plain producers (retry-budget.ts). */
 export { CLIENT_RETRY } from './retry-budget.ts';
 
@@ -69,11 +73,8 @@ export class KafkaClient {
   readonly #kafka: Kafka;
   readonly #options: KafkaClientOptions;
   readonly #compression: CompressionTypes;
-  /** A promise, so concurrent first calls share one connection. */
-  #admin: Promise<Admin> | undefined;
-  readonly #partitionCounts = new Map<string, { count: number; at: number }>();
-  /** What every client of this instance is built from (one broker's probe included). */
-  readonly #config: KafkaConfig;
+  /** The admin requests, on one connection opened on first use. */
+  readonly #admin: KafkaAdmin;
   /** The same connection with fast retries, for the transactional producers (see TRANSACTION_RETRY). */
   readonly #transactionalKafka: Kafka;
 
@@ -82,29 +83,19 @@ export class KafkaClient {
     registerCompressionCodecs();
     this.#options = options;
     this.#compression = compressionType(options.compression ?? 'none');
-    this.#config = {
+    // What every client of this instance is built from (one broker's probe included).
+    const config: KafkaConfig = {
       ...kafkaConnection(options),
       // kafkajs's debug lines (every request, every retry) only when ferry logs at trace.
       logLevel: options.logger.isLevelEnabled('trace') ? logLevel.DEBUG : logLevel.INFO,
       logCreator: kafkaLogCreator(options.logger, 'kafka'),
       retry: CLIENT_RETRY,
     };
-    this.#kafka = new Kafka(this.#config);
-    this.#transactionalKafka = new Kafka({ ...this.#config, retry: TRANSACTION_RETRY });
+    this.#kafka = new Kafka(config);
+    this.#admin = new KafkaAdmin(this.#kafka, config, (kind) => options.onError?.('admin', kind));
+    this.#transactionalKafka = new Kafka({ ...config, retry: TRANSACTION_RETRY });
     // Without it each transaction looks its coordinators up four or more times.
     cacheCoordinators(this.#transactionalKafka);
-  }
-
-  #adminClient(): Promise<Admin> {
-    if (!this.#admin) {
-      const admin = this.#kafka.admin();
-      const connected = admin.connect().then(() => admin);
-      connected.catch(() => {
-        if (this.#admin === connected) this.#admin = undefined;
-      });
-      this.#admin = connected;
-    }
-    return this.#admin;
   }
 
   #unacknowledged(partitions: readonly string[]): void {
@@ -115,138 +106,34 @@ export class KafkaClient {
     );
   }
 
-  /**
-   * How many partitions `topic` has, from the metadata, remembered for a minute: a
-   * producer picks partitions itself (acknowledged-send.ts), and a topic whose
-   * partitions were added is seen within that minute. @throws FerryError `kafka`.
-   */
-  async #partitionCount(topic: string): Promise<number> {
-    const cached = this.#partitionCounts.get(topic);
-    if (cached && Date.now() - cached.at < PARTITION_COUNT_TTL_MS) return cached.count;
-    try {
-      const admin = await this.#adminClient();
-      const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
-      const count = topics[0]?.partitions.length ?? 0;
-      if (count === 0) throw new Error(`no partitions of ${topic} in the metadata`);
-      this.#partitionCounts.set(topic, { count, at: Date.now() });
-      return count;
-    } catch (error: unknown) {
-      this.#options.onError?.('admin', 'fetch_metadata');
-      throw kafkaError(error, `reading the partitions of ${topic} failed`);
-    }
-  }
-
   /** Creates the topics that are missing; existing ones are left as they are. @throws FerryError `kafka`. */
-  async ensureTopics(specs: readonly TopicSpec[]): Promise<void> {
-    try {
-      const admin = await this.#adminClient();
-      const existing = new Set(await admin.listTopics());
-      const missing = specs.filter((s) => !existing.has(s.topic));
-      if (missing.length === 0) return;
-      // kafkajs's own waitForLeaders asks one broker, and gives up when that broker has
-      // not yet heard of the new topic (UNKNOWN_TOPIC_OR_PARTITION on a cluster): the wait
-      // below asks every broker, again until each shows a leader for every partition.
-      await createTopicsAndWait(
-        admin,
-        this.#config,
-        missing.map((s) => ({
-          topic: s.topic,
-          numPartitions: s.partitions,
-          replicationFactor: s.replicationFactor,
-          configEntries: Object.entries(s.config ?? {}).map(([name, value]) => ({ name, value })),
-        })),
-      );
-    } catch (error: unknown) {
-      this.#options.onError?.('admin', 'create_topics');
-      // Another replica may have created them between list and create.
-      if (error instanceof Error && /already exists/i.test(error.message)) return;
-      throw kafkaError(error, 'creating topics failed');
-    }
+  ensureTopics(specs: readonly TopicSpec[]): Promise<void> {
+    return this.#admin.ensureTopics(specs);
   }
 
-  /**
-   * Whether the group is stable with this member in it: then the partitions of the
-   * member's last join are still its own, and fencing their producers is safe.
-   * @throws FerryError `kafka` when the coordinator cannot be asked.
-   */
-  async isStableMember(groupId: string, memberId: string | undefined): Promise<boolean> {
-    if (memberId === undefined) return false;
-    try {
-      const admin = await this.#adminClient();
-      const { groups } = await admin.describeGroups([groupId]);
-      const group = groups.find((g) => g.groupId === groupId);
-      return group?.state === 'Stable' && group.members.some((m) => m.memberId === memberId);
-    } catch (error: unknown) {
-      this.#options.onError?.('admin', 'describe_group');
-      throw kafkaError(error, 'describing the consumer group failed');
-    }
+  /** Whether the group is stable with this member in it (KafkaAdmin.isStableMember). */
+  isStableMember(groupId: string, memberId: string | undefined): Promise<boolean> {
+    return this.#admin.isStableMember(groupId, memberId);
   }
 
   /** True when the cluster answers a metadata request. */
-  async ping(): Promise<boolean> {
-    try {
-      const admin = await this.#adminClient();
-      await admin.describeCluster();
-      return true;
-    } catch {
-      return false;
-    }
+  ping(): Promise<boolean> {
+    return this.#admin.ping();
   }
 
-  /**
-   * The group's committed offsets for a topic, by partition (offset -1 when none),
-   * with the metadata stored beside each. @throws FerryError `kafka`.
-   */
-  async committedOffsets(groupId: string, topic: string): Promise<Map<number, PartitionOffset>> {
-    try {
-      const admin = await this.#adminClient();
-      // kafkajs gives up on a coordinator that just moved or still loads the group.
-      const answer = await whileCoordinatorMoves(() =>
-        admin.fetchOffsets({ groupId, topics: [topic] }),
-      );
-      const result = new Map<number, PartitionOffset>();
-      for (const p of answer[0]?.partitions ?? []) {
-        result.set(p.partition, {
-          topic,
-          partition: p.partition,
-          offset: p.offset,
-          metadata: p.metadata,
-        });
-      }
-      return result;
-    } catch (error: unknown) {
-      this.#options.onError?.('admin', 'fetch_offsets');
-      throw kafkaError(error, 'reading committed offsets failed');
-    }
+  /** The group's committed offsets for a topic, by partition (KafkaAdmin.committedOffsets). */
+  committedOffsets(groupId: string, topic: string): Promise<Map<number, PartitionOffset>> {
+    return this.#admin.committedOffsets(groupId, topic);
   }
 
   /** The end offset (high watermark) of each partition of a topic. */
-  async endOffsets(topic: string): Promise<Map<number, string>> {
-    const admin = await this.#adminClient();
-    const offsets = await admin.fetchTopicOffsets(topic);
-    return new Map(offsets.map((o) => [o.partition, o.high]));
+  endOffsets(topic: string): Promise<Map<number, string>> {
+    return this.#admin.endOffsets(topic);
   }
 
-  /**
-   * Records of each partition of `topic` the group has not committed yet (end offset
-   * minus committed offset; a partition without a commit counts from 0).
-   * @throws FerryError `kafka`.
-   */
-  async groupLag(groupId: string, topic: string): Promise<Map<number, number>> {
-    try {
-      const [ends, committed] = await Promise.all([
-        this.endOffsets(topic),
-        this.committedOffsets(groupId, topic),
-      ]);
-      const lag = new Map<number, number>();
-      for (const [partition, end] of ends) {
-        const from = Math.max(0, Number(committed.get(partition)?.offset ?? 0));
-        lag.set(partition, Math.max(0, Number(end) - from));
-      }
-      return lag;
-    } catch (error: unknown) {
-      throw kafkaError(error, 'reading the consumer group lag failed');
-    }
+  /** Records of each partition of `topic` the group has not committed yet (KafkaAdmin.groupLag). */
+  groupLag(groupId: string, topic: string): Promise<Map<number, number>> {
+    return this.#admin.groupLag(groupId, topic);
   }
 
   createProducer(): RecordProducer {
@@ -261,7 +148,7 @@ export class KafkaClient {
     return new RecordProducer(
       producer,
       this.#compression,
-      (topic) => this.#partitionCount(topic),
+      (topic) => this.#admin.partitionCount(topic),
       this.#options.maxProduceBytes,
       (partitions) => this.#unacknowledged(partitions),
     );
@@ -285,7 +172,7 @@ export class KafkaClient {
       producer,
       transactionalId,
       this.#compression,
-      (topic) => this.#partitionCount(topic),
+      (topic) => this.#admin.partitionCount(topic),
       this.#options.maxProduceBytes,
       (partitions) => this.#unacknowledged(partitions),
       (attempt, waitMs) =>
@@ -326,9 +213,7 @@ export class KafkaClient {
     return new RecordConsumer(consumer, options);
   }
 
-  async close(): Promise<void> {
-    const admin = this.#admin;
-    this.#admin = undefined;
-    await admin?.then((a) => a.disconnect()).catch(() => undefined);
+  close(): Promise<void> {
+    return this.#admin.close();
   }
 }

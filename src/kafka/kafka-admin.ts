@@ -1,0 +1,186 @@
+/**
+ * The admin requests ferry makes while it runs (kafka-client.ts hands them over): creating
+ * missing topics, asking whether the group is stable with a member in it, pinging the
+ * cluster, reading committed offsets, end offsets and the group's lag, and the partition
+ * count a producer picks partitions by, remembered for a minute. All of them share one
+ * admin connection, opened on first use and opened again after it failed. Each failure
+ * is counted by kind, for metrics, and thrown as a FerryError `kafka`.
+ */
+import { whileCoordinatorMoves } from './coordinator-errors.ts';
+import { kafkaError } from './kafka-security.ts';
+import type { Admin, Kafka, KafkaConfig } from './kafkajs.ts';
+import type { PartitionOffset, TopicSpec } from './records.ts';
+import { createTopicsAndWait } from './topic-leaders.ts';
+
+/** How long a topic's partition count is trusted before it is read again. */
+const PARTITION_COUNT_TTL_MS = 60_000;
+
+export class KafkaAdmin {
+  readonly #kafka: Kafka;
+  /** What the client was built from, for the wait for new topics that asks every broker. */
+  readonly #config: KafkaConfig;
+  /** Counts a failed admin request by kind. */
+  readonly #onError: (kind: string) => void;
+  /** A promise, so concurrent first calls share one connection. */
+  #admin: Promise<Admin> | undefined;
+  readonly #partitionCounts = new Map<string, { count: number; at: number }>();
+
+  constructor(kafka: Kafka, config: KafkaConfig, onError: (kind: string) => void) {
+    this.#kafka = kafka;
+    this.#config = config;
+    this.#onError = onError;
+  }
+
+  #adminClient(): Promise<Admin> {
+    if (!this.#admin) {
+      const admin = this.#kafka.admin();
+      const connected = admin.connect().then(() => admin);
+      connected.catch(() => {
+        if (this.#admin === connected) this.#admin = undefined;
+      });
+      this.#admin = connected;
+    }
+    return this.#admin;
+  }
+
+  /**
+   * How many partitions `topic` has, from the metadata, remembered for a minute: a
+   * producer picks partitions itself (acknowledged-send.ts), and a topic whose
+   * partitions were added is seen within that minute. @throws FerryError `kafka`.
+   */
+  async partitionCount(topic: string): Promise<number> {
+    const cached = this.#partitionCounts.get(topic);
+    if (cached && Date.now() - cached.at < PARTITION_COUNT_TTL_MS) return cached.count;
+    try {
+      const admin = await this.#adminClient();
+      const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+      const count = topics[0]?.partitions.length ?? 0;
+      if (count === 0) throw new Error(`no partitions of ${topic} in the metadata`);
+      this.#partitionCounts.set(topic, { count, at: Date.now() });
+      return count;
+    } catch (error: unknown) {
+      this.#onError('fetch_metadata');
+      throw kafkaError(error, `reading the partitions of ${topic} failed`);
+    }
+  }
+
+  /** Creates the topics that are missing; existing ones are left as they are. @throws FerryError `kafka`. */
+  async ensureTopics(specs: readonly TopicSpec[]): Promise<void> {
+    try {
+      const admin = await this.#adminClient();
+      const existing = new Set(await admin.listTopics());
+      const missing = specs.filter((s) => !existing.has(s.topic));
+      if (missing.length === 0) return;
+      // kafkajs's own waitForLeaders asks one broker, and gives up when that broker has
+      // not yet heard of the new topic (UNKNOWN_TOPIC_OR_PARTITION on a cluster): the wait
+      // below asks every broker, again until each shows a leader for every partition.
+      await createTopicsAndWait(
+        admin,
+        this.#config,
+        missing.map((s) => ({
+          topic: s.topic,
+          numPartitions: s.partitions,
+          replicationFactor: s.replicationFactor,
+          configEntries: Object.entries(s.config ?? {}).map(([name, value]) => ({ name, value })),
+        })),
+      );
+    } catch (error: unknown) {
+      this.#onError('create_topics');
+      // Another replica may have created them between list and create.
+      if (error instanceof Error && /already exists/i.test(error.message)) return;
+      throw kafkaError(error, 'creating topics failed');
+    }
+  }
+
+  /**
+   * Whether the group is stable with this member in it: then the partitions of the
+   * member's last join are still its own, and fencing their producers is safe.
+   * @throws FerryError `kafka` when the coordinator cannot be asked.
+   */
+  async isStableMember(groupId: string, memberId: string | undefined): Promise<boolean> {
+    if (memberId === undefined) return false;
+    try {
+      const admin = await this.#adminClient();
+      const { groups } = await admin.describeGroups([groupId]);
+      const group = groups.find((g) => g.groupId === groupId);
+      return group?.state === 'Stable' && group.members.some((m) => m.memberId === memberId);
+    } catch (error: unknown) {
+      this.#onError('describe_group');
+      throw kafkaError(error, 'describing the consumer group failed');
+    }
+  }
+
+  /** True when the cluster answers a metadata request. */
+  async ping(): Promise<boolean> {
+    try {
+      const admin = await this.#adminClient();
+      await admin.describeCluster();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * The group's committed offsets for a topic, by partition (offset -1 when none),
+   * with the metadata stored beside each. @throws FerryError `kafka`.
+   */
+  async committedOffsets(groupId: string, topic: string): Promise<Map<number, PartitionOffset>> {
+    try {
+      const admin = await this.#adminClient();
+      // kafkajs gives up on a coordinator that just moved or still loads the group.
+      const answer = await whileCoordinatorMoves(() =>
+        admin.fetchOffsets({ groupId, topics: [topic] }),
+      );
+      const result = new Map<number, PartitionOffset>();
+      for (const p of answer[0]?.partitions ?? []) {
+        result.set(p.partition, {
+          topic,
+          partition: p.partition,
+          offset: p.offset,
+          metadata: p.metadata,
+        });
+      }
+      return result;
+    } catch (error: unknown) {
+      this.#onError('fetch_offsets');
+      throw kafkaError(error, 'reading committed offsets failed');
+    }
+  }
+
+  /** The end offset (high watermark) of each partition of a topic. */
+  async endOffsets(topic: string): Promise<Map<number, string>> {
+    const admin = await this.#adminClient();
+    const offsets = await admin.fetchTopicOffsets(topic);
+    return new Map(offsets.map((o) => [o.partition, o.high]));
+  }
+
+  /**
+   * Records of each partition of `topic` the group has not committed yet (end offset
+   * minus committed offset; a partition without a commit counts from 0).
+   * @throws FerryError `kafka`.
+   */
+  async groupLag(groupId: string, topic: string): Promise<Map<number, number>> {
+    try {
+      const [ends, committed] = await Promise.all([
+        this.endOffsets(topic),
+        this.committedOffsets(groupId, topic),
+      ]);
+      const lag = new Map<number, number>();
+      for (const [partition, end] of ends) {
+        const from = Math.max(0, Number(committed.get(partition)?.offset ?? 0));
+        lag.set(partition, Math.max(0, Number(end) - from));
+      }
+      return lag;
+    } catch (error: unknown) {
+      throw kafkaError(error, 'reading the consumer group lag failed');
+    }
+  }
+
+  /** Closes the admin connection, if one was opened. */
+  async close(): Promise<void> {
+    const admin = this.#admin;
+    this.#admin = undefined;
+    await admin?.then((a) => a.disconnect()).catch(() => undefined);
+  }
+}
