@@ -5,7 +5,7 @@
  * headers get a bounded share of the cap and the value the rest; whatever had to be cut
  * is marked so, never dropped silently.
  */
-import type { InboundRecord, OutboundRecord } from '../kafka/kafka-client.ts';
+import type { InboundRecord, OutboundRecord } from '../kafka/kafka-port.ts';
 import {
   propagatedHeaders,
   withoutInvalidTraceContext,

@@ -4,7 +4,7 @@
  * built within the record cap (bounded-records.ts); should building one throw all the same
  * (a bug), the command still gets exactly one result, an internal error, and a dead letter.
  */
-import type { InboundRecord, OutboundRecord } from '../kafka/kafka-client.ts';
+import type { InboundRecord, OutboundRecord } from '../kafka/kafka-port.ts';
 import { deadLetterRecord, ERROR_CODE_HEADER, resultRecord } from './bounded-records.ts';
 import type { Command } from './command.ts';
 import { INTERNAL_RULE, internalErrorResult, type Result } from './result.ts';
