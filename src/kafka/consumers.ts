@@ -123,6 +123,9 @@ export class BatchConsumer implements GroupConsumer {
           topic: batch.topic,
           partition: batch.partition,
           records,
+          // kafkajs sets fetchedOffset on every batch but leaves it out of its types.
+          fetchedFrom: String((batch as { fetchedOffset?: unknown }).fetchedOffset ?? first),
+          nextOffset: (BigInt(batch.lastOffset()) + 1n).toString(),
           lag: Math.max(0, Number(batch.offsetLag())),
           heartbeat: () => payload.heartbeat(),
           isCurrent: () => payload.isRunning() && !payload.isStale(),

@@ -58,6 +58,16 @@ export interface RecordBatch {
   readonly topic: string;
   readonly partition: number;
   readonly records: readonly InboundRecord[];
+  /**
+   * The offset the fetch asked for (default: the first record's). Above the first record
+   * when the fetch began on a transaction marker or a record compacted away.
+   */
+  readonly fetchedFrom?: string;
+  /**
+   * Where the partition's next fetch begins: past the last record and any transaction
+   * markers the fetch returned after it (default: the last record's offset + 1).
+   */
+  readonly nextOffset?: string;
   /** Records behind this batch's last one (high watermark − last offset − 1). */
   readonly lag: number;
   /** Sends a heartbeat when the last one is older than the consumer's heartbeat interval. */

@@ -175,12 +175,12 @@ export class BatchProcessor {
         ? this.#options.sequence.atTakeover(
             partition,
             ownership.floor(partition) ?? 0n,
-            first.offset,
+            batch.fetchedFrom ?? first.offset,
           )
         : undefined;
       if (check?.kind === 'gap') {
         this.#log.warn(
-          { partition, groupOffset: check.from, batchFrom: first?.offset },
+          { partition, groupOffset: check.from, fetchedFrom: batch.fetchedFrom ?? first?.offset },
           "a batch began past the partition's group offset: reading the partition again from there",
         );
         batch.rewind(check.from);

@@ -43,14 +43,17 @@ export class PartitionSequence {
     this.#next.set(partition, BigInt(offset));
   }
 
-  /** A batch of `[first, last]` was handed over: whether it continues the partition. */
-  check(partition: number, first: string, last: string): SequenceCheck {
+  /**
+   * A batch fetched from `fetchedFrom`, after which the partition's next fetch begins at
+   * `nextOffset`, was handed over: whether it continues the partition.
+   */
+  check(partition: number, fetchedFrom: string, nextOffset: string): SequenceCheck {
     const expected = this.#next.get(partition);
-    const begin = BigInt(first);
-    const end = BigInt(last);
+    const begin = BigInt(fetchedFrom);
+    const end = BigInt(nextOffset);
     if (expected === undefined || begin === expected) return this.#took(partition, end);
     if (begin < expected) {
-      if (end >= expected) this.#next.set(partition, end + 1n);
+      if (end > expected) this.#next.set(partition, end);
       return { kind: 'overlap', from: expected };
     }
     if (this.#confirmed(partition, expected, begin)) return this.#took(partition, end);
@@ -59,16 +62,16 @@ export class PartitionSequence {
 
   /**
    * The takeover read `floor` (the group offset; 0 when the group has none) and its batch
-   * begins at `first`: a gap when records between were never handed over.
+   * was fetched from `fetchedFrom`: a gap when records between were never handed over.
    */
-  atTakeover(partition: number, floor: bigint, first: string): SequenceCheck {
-    const begin = BigInt(first);
+  atTakeover(partition: number, floor: bigint, fetchedFrom: string): SequenceCheck {
+    const begin = BigInt(fetchedFrom);
     if (begin <= floor || this.#confirmed(partition, floor, begin)) return IN_ORDER;
     return { kind: 'gap', from: floor.toString() };
   }
 
-  #took(partition: number, end: bigint): SequenceCheck {
-    this.#next.set(partition, end + 1n);
+  #took(partition: number, next: bigint): SequenceCheck {
+    this.#next.set(partition, next);
     return IN_ORDER;
   }
 
@@ -99,6 +102,8 @@ export function inSequence(
   const last = batch.records[batch.records.length - 1];
   if (!first || !last) return undefined;
   const { partition } = batch;
+  const from = batch.fetchedFrom ?? first.offset;
+  const next = batch.nextOffset ?? (BigInt(last.offset) + 1n).toString();
   const noted: RecordBatch = {
     ...batch,
     rewind: (offset) => {
@@ -106,7 +111,7 @@ export function inSequence(
       batch.rewind(offset);
     },
   };
-  const check = sequence.check(partition, first.offset, last.offset);
+  const check = sequence.check(partition, from, next);
   if (check.kind === 'in-order') return noted;
   if (check.kind === 'gap') {
     onGap(check.from);

@@ -40,6 +40,8 @@ function joinBatches(batches: readonly RecordBatch[]): RecordBatch {
     topic: first.topic,
     partition: first.partition,
     records: batches.flatMap((batch) => batch.records),
+    ...(first.fetchedFrom === undefined ? {} : { fetchedFrom: first.fetchedFrom }),
+    ...(newest.nextOffset === undefined ? {} : { nextOffset: newest.nextOffset }),
     lag: newest.lag,
     heartbeat: () => newest.heartbeat(),
     isCurrent: () => newest.isCurrent(),

@@ -29,34 +29,42 @@ function batch(from: number, to: number, rewinds: string[] = []): RecordBatch {
 
 test('check: the first batch after an assignment is taken; later ones must continue it', () => {
   const sequence = new PartitionSequence();
-  assert.deepEqual(sequence.check(0, '10', '14'), { kind: 'in-order' });
-  assert.deepEqual(sequence.check(0, '15', '20'), { kind: 'in-order' });
-  assert.deepEqual(sequence.check(0, '25', '30'), { kind: 'gap', from: '21' });
+  // Fetched from 10, the next fetch begins at 15.
+  assert.deepEqual(sequence.check(0, '10', '15'), { kind: 'in-order' });
+  assert.deepEqual(sequence.check(0, '15', '21'), { kind: 'in-order' });
+  assert.deepEqual(sequence.check(0, '25', '31'), { kind: 'gap', from: '21' });
   sequence.assigned();
-  assert.deepEqual(sequence.check(0, '3', '4'), { kind: 'in-order' });
+  assert.deepEqual(sequence.check(0, '3', '5'), { kind: 'in-order' });
+});
+
+test('check: a fetch that began on a transaction marker continues the partition', () => {
+  const sequence = new PartitionSequence();
+  // Records 0-3, a marker at 4: the next fetch begins at 5 and its first record is 6.
+  assert.deepEqual(sequence.check(0, '0', '5'), { kind: 'in-order' });
+  assert.deepEqual(sequence.check(0, '5', '8'), { kind: 'in-order' });
 });
 
 test('check: a batch that begins before the next offset overlaps what was handed over', () => {
   const sequence = new PartitionSequence();
-  sequence.check(0, '0', '9');
-  assert.deepEqual(sequence.check(0, '5', '12'), { kind: 'overlap', from: 10n });
-  assert.deepEqual(sequence.check(0, '13', '13'), { kind: 'in-order' });
+  sequence.check(0, '0', '10');
+  assert.deepEqual(sequence.check(0, '5', '13'), { kind: 'overlap', from: 10n });
+  assert.deepEqual(sequence.check(0, '13', '14'), { kind: 'in-order' });
 });
 
 test('rewound: the next batch must begin where the partition is read again from', () => {
   const sequence = new PartitionSequence();
-  sequence.check(0, '0', '9');
+  sequence.check(0, '0', '10');
   sequence.rewound(0, '4');
-  assert.deepEqual(sequence.check(0, '4', '6'), { kind: 'in-order' });
+  assert.deepEqual(sequence.check(0, '4', '7'), { kind: 'in-order' });
 });
 
 test('a gap read again that begins at the same offset is empty (markers, compaction): taken', () => {
   const sequence = new PartitionSequence();
-  sequence.check(0, '0', '9');
-  assert.deepEqual(sequence.check(0, '12', '15'), { kind: 'gap', from: '10' });
+  sequence.check(0, '0', '10');
+  assert.deepEqual(sequence.check(0, '12', '16'), { kind: 'gap', from: '10' });
   sequence.rewound(0, '10');
-  assert.deepEqual(sequence.check(0, '12', '15'), { kind: 'in-order' });
-  assert.deepEqual(sequence.check(0, '16', '16'), { kind: 'in-order' });
+  assert.deepEqual(sequence.check(0, '12', '16'), { kind: 'in-order' });
+  assert.deepEqual(sequence.check(0, '16', '17'), { kind: 'in-order' });
 });
 
 test('atTakeover: a batch past the group offset is a gap, unless reading again lands there too', () => {
@@ -101,5 +109,5 @@ test('inSequence: records handed over already are left out; a rewind is noted', 
   );
   overlapping?.rewind();
   assert.deepEqual(rewinds, ['2']);
-  assert.deepEqual(sequence.check(0, '2', '3'), { kind: 'in-order' });
+  assert.deepEqual(sequence.check(0, '2', '4'), { kind: 'in-order' });
 });

@@ -37,6 +37,8 @@ export interface Plan {
   readonly commands: number;
   /** Commands are written at random moments within this many ms. */
   readonly produceWindowMs: number;
+  /** Commands are written in transactions: a marker follows each (an offset with no record). */
+  readonly transactionalProducer: boolean;
   /** Share of commands that break the contract (never sent). */
   readonly invalidRate: number;
   readonly settings: ReplicaSettings;
@@ -76,6 +78,7 @@ export function planRun(seed: number, overrides: Partial<Plan> = {}): Plan {
     commands: r.int(5, 60),
     produceWindowMs: r.int(0, healAtMs),
     invalidRate: r.pick([0, 0.05, 0.2]),
+    transactionalProducer: r.chance(0.3),
     settings: {
       sessionMs,
       requestTimeoutMs,

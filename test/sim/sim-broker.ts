@@ -60,7 +60,8 @@ export const FENCED_ERROR = 'Producer attempted an operation with an old epoch';
 export class SimBroker {
   readonly #random: SimRandom;
   readonly #timing: BrokerTiming;
-  readonly #logs: LogRecord[][];
+  /** Per partition, the log; undefined stands for a transaction marker (an offset without a record). */
+  readonly #logs: (LogRecord | undefined)[][];
   readonly visible: VisibleRecord[] = [];
   readonly #offsets = new Map<number, OffsetEntry>();
   readonly #ids = new Map<string, TransactionalId>();
@@ -118,18 +119,42 @@ export class SimBroker {
     this.#logs[partition]?.push(record);
   }
 
+  /** A transaction marker: it takes an offset, and no read returns it. */
+  appendMarker(partition: number): void {
+    this.#logs[partition]?.push(undefined);
+  }
+
+  /** The offset after the partition's last record (markers after it do not count). */
+  recordsEnd(partition: number): bigint {
+    const log = this.#logs[partition] ?? [];
+    let end = log.length;
+    while (end > 0 && log[end - 1] === undefined) end -= 1;
+    return BigInt(end);
+  }
+
   endOffset(partition: number): bigint {
     return BigInt(this.#logs[partition]?.length ?? 0);
   }
 
-  /** Up to `max` records of a partition from `from`, with their offsets. */
-  read(partition: number, from: bigint, max: number): { offset: bigint; record: LogRecord }[] {
+  /**
+   * Up to `max` records of a partition from `from`, with their offsets, and where the next
+   * read begins (past the markers that follow the last record).
+   */
+  read(
+    partition: number,
+    from: bigint,
+    max: number,
+  ): { records: { offset: bigint; record: LogRecord }[]; next: bigint } {
     const log = this.#logs[partition] ?? [];
-    const out: { offset: bigint; record: LogRecord }[] = [];
-    for (let i = Number(from); i < log.length && out.length < max; i++) {
-      out.push({ offset: BigInt(i), record: log[i] as LogRecord });
+    const records: { offset: bigint; record: LogRecord }[] = [];
+    let i = Number(from);
+    for (; i < log.length; i++) {
+      const record = log[i];
+      if (!record) continue;
+      if (records.length === max) break;
+      records.push({ offset: BigInt(i), record });
     }
-    return out;
+    return { records, next: BigInt(i) };
   }
 
   /** The group offset of a partition as a read without require_stable sees it now. */

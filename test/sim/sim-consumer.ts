@@ -28,7 +28,7 @@ export interface ConsumerFaults {
 /** Where the simulator notes what it did to a replica (the run's log). */
 export type SimNote = (event: Record<string, unknown>) => void;
 
-type Fetched = Map<number, { from: bigint; records: InboundRecord[]; seeks: number }>;
+type Fetched = Map<number, { from: bigint; next: bigint; records: InboundRecord[]; seeks: number }>;
 
 export class SimConsumer implements GroupConsumer {
   readonly #link: ReplicaLink;
@@ -142,19 +142,7 @@ export class SimConsumer implements GroupConsumer {
         if (announce) this.#options.onRebalancing?.();
         const late = this.#random.chance(this.#faults.lateFetchRate) ? this.#snapshot() : undefined;
         await this.#join();
-        if (late) {
-          const fetched = await this.#read(late);
-          for (const [partition, { records }] of fetched) {
-            this.#note({
-              sim: 'late fetch',
-              replica: this.#link.name,
-              partition,
-              from: records[0]?.offset,
-              to: records[records.length - 1]?.offset,
-            });
-          }
-          await this.#deliver(fetched, true);
-        }
+        if (late) void this.#lateDelivery(late);
         lastHeartbeat = Date.now();
         continue;
       }
@@ -184,23 +172,43 @@ export class SimConsumer implements GroupConsumer {
     }
   }
 
+  /**
+   * A fetch sent before the rejoin, from the positions then, handed over after it: at
+   * once or after the new assignment's own first fetches.
+   */
+  async #lateDelivery(positions: Map<number, bigint | undefined>): Promise<void> {
+    const wait = this.#random.int(0, 300);
+    if (wait > 0) await sleep(wait);
+    const fetched = await this.#read(positions, false);
+    for (const [partition, { records }] of fetched) {
+      this.#note({
+        sim: 'late fetch',
+        replica: this.#link.name,
+        partition,
+        from: records[0]?.offset,
+        to: records[records.length - 1]?.offset,
+      });
+    }
+    await this.#deliver(fetched, true);
+  }
+
   /** Where each assigned partition would be fetched from now. */
   #snapshot(): Map<number, bigint | undefined> {
     return new Map(this.#assigned.map((p) => [p, this.#positions.get(p)]));
   }
 
-  async #read(positions: Map<number, bigint | undefined>): Promise<Fetched> {
+  async #read(positions: Map<number, bigint | undefined>, track = true): Promise<Fetched> {
     const fetched: Fetched = new Map();
     for (const [partition, known] of positions) {
       const from = known ?? BigInt(this.#broker.committed(partition)?.offset ?? 0);
-      if (known === undefined) this.#positions.set(partition, from);
+      if (known === undefined && track) this.#positions.set(partition, from);
       const read = this.#broker.read(
         partition,
         from,
         this.#random.int(1, this.#faults.maxBatchRecords),
       );
-      if (read.length === 0) continue;
-      const records = read.map(({ offset, record }) => ({
+      if (read.records.length === 0) continue;
+      const records = read.records.map(({ offset, record }) => ({
         topic: this.#options.topic,
         partition,
         offset: offset.toString(),
@@ -209,25 +217,32 @@ export class SimConsumer implements GroupConsumer {
         headers: {},
         timestamp: String(record.timestampMs),
       }));
-      fetched.set(partition, { from, records, seeks: this.#seeks.get(partition) ?? 0 });
+      fetched.set(partition, {
+        from,
+        next: read.next,
+        records,
+        seeks: this.#seeks.get(partition) ?? 0,
+      });
     }
     return fetched;
   }
 
   async #deliver(fetched: Fetched, late: boolean): Promise<void> {
-    for (const [partition, { from, records, seeks }] of fetched) {
+    for (const [partition, { from, next, records, seeks }] of fetched) {
       if (!this.#running || this.#paused || !this.#assigned.includes(partition)) continue;
       // A rewind since the fetch went out: its records come again from there.
       if ((this.#seeks.get(partition) ?? 0) !== seeks) continue;
       if (!late && this.#positions.get(partition) !== from) continue;
       const last = records[records.length - 1];
       if (!last) continue;
-      this.#positions.set(partition, BigInt(last.offset) + 1n);
+      this.#positions.set(partition, next);
       const end = this.#broker.endOffset(partition);
       this.#options.onBatch({
         topic: this.#options.topic,
         partition,
         records,
+        fetchedFrom: from.toString(),
+        nextOffset: next.toString(),
         lag: Math.max(0, Number(end - BigInt(last.offset) - 1n)),
         heartbeat: () => this.#heartbeat(),
         isCurrent: () => this.#running && (this.#seeks.get(partition) ?? 0) === seeks,
