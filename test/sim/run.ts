@@ -82,7 +82,11 @@ async function main(): Promise<number> {
     }
     return failed > 0 ? 1 : 0;
   }
-  const from = Number(args.get('from') ?? 1);
+  // --from=random: a search of seeds nobody ran before (make sim).
+  const from =
+    args.get('from') === 'random'
+      ? 10_000 + Math.floor(Math.random() * 1_000_000_000)
+      : Number(args.get('from') ?? 1);
   const count = Number(args.get('seeds') ?? Number.POSITIVE_INFINITY);
   const deadline = args.has('minutes')
     ? Date.now() + Number(args.get('minutes')) * 60_000

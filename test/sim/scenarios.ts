@@ -1,7 +1,69 @@
 /**
- * Named scenarios: the races docs/chaos.md records, each as a plan that aims the faults
- * at the moment the race needs; the seed still draws everything else.
+ * Named scenarios: races docs/chaos.md records, each as a plan aimed at the moment the
+ * race needs; the seed still draws everything else. `node test/sim/run.ts --scenarios`
+ * runs each over 20 seeds; `--scenario=NAME --seed=N` replays one.
  */
 import { type Plan, planRun } from './plan.ts';
 
-export const scenarios: Record<string, (seed: number) => Plan> = {};
+export const scenarios: Record<string, (seed: number) => Plan> = {
+  /**
+   * Finding 20: every rejoin hands a fetch sent before it over after it, while a replica
+   * joins and one is frozen past its session, so partitions move and come back.
+   */
+  'late-fetch-after-rejoin': (seed) => {
+    const base = planRun(seed);
+    return {
+      ...base,
+      replicas: 2,
+      partitions: 3,
+      commands: 40,
+      portFaults: { ...base.portFaults, lateFetchRate: 1, maxBatchRecords: 5 },
+      faults: [
+        { kind: 'join', atMs: 1_500 },
+        { kind: 'freeze', atMs: 4_000, replica: 0, forMs: base.settings.sessionMs + 2_000 },
+      ],
+      healAtMs: 20_000,
+    };
+  },
+  /**
+   * Finding 21: result commits whose answer is lost (before or after EndTxn was logged)
+   * while replicas join, so a retry's backoff spans a rebalance.
+   */
+  'unknown-commit-during-rebalance': (seed) => {
+    const base = planRun(seed);
+    return {
+      ...base,
+      replicas: 2,
+      partitions: 2,
+      commands: 40,
+      produceWindowMs: 8_000,
+      portFaults: { ...base.portFaults, unknownOutcomeRate: 0.5, lateFetchRate: 0 },
+      faults: [700, 1_400, 2_100, 2_800, 3_500, 4_200].map((atMs) => ({
+        kind: 'join' as const,
+        atMs: atMs + (seed % 7) * 50,
+      })),
+      healAtMs: 12_000,
+    };
+  },
+  /**
+   * The start-up loop of `make chaos` (findings 18 and 19, and the `chaos-short` run of
+   * seed 567687039): one replica starts, a second joins 3–7 s in, and the broker
+   * restarts 0–1.5 s after that, with transaction markers slow to land.
+   */
+  'broker-restart-while-joining': (seed) => {
+    const base = planRun(seed);
+    const joinAtMs = 3_000 + (seed % 5) * 1_000;
+    return {
+      ...base,
+      replicas: 1,
+      commands: 50,
+      produceWindowMs: 10_000,
+      markerDelayMaxMs: 200,
+      faults: [
+        { kind: 'join', atMs: joinAtMs },
+        { kind: 'broker-restart', atMs: joinAtMs + (seed % 4) * 500, downMs: 4_300 },
+      ],
+      healAtMs: 15_000,
+    };
+  },
+};
