@@ -10,6 +10,7 @@
  * over after it (another broker's fetcher on a cluster), moving the position past it.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { heartbeatIntervalOf } from '../../src/kafka/consumers.ts';
 import type {
   BatchConsumerOptions,
   GroupConsumer,
@@ -66,9 +67,7 @@ export class SimConsumer implements GroupConsumer {
     this.#random = random;
     this.#options = options;
     this.#faults = faults;
-    const session = options.sessionTimeoutMs ?? 30_000;
-    this.heartbeatIntervalMs =
-      options.heartbeatIntervalMs ?? Math.max(100, Math.min(3_000, Math.floor(session / 10)));
+    this.heartbeatIntervalMs = heartbeatIntervalOf(options);
   }
 
   get confirmedAt(): number {
