@@ -1,0 +1,65 @@
+/**
+ * This replica's standing in the consumer group, shared by all its partitions: a
+ * generation that counts rebalances (work of an older one stops sending and waiting, its
+ * abort signal fires), an assignment that counts the group's answers (what a takeover
+ * learned holds until the next one), the partitions of the last answer and the member id
+ * it came with. Named transitions: `rebalanceStarted`, `assigned`.
+ */
+export class GroupLease {
+  #owned = new Set<number>();
+  #generation = 0;
+  #assignment = 0;
+  #memberId: string | undefined;
+  #abort = new AbortController();
+
+  /** Counts rebalances (and suspected losses of membership). */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  /** Counts assignments received from the group. */
+  get assignment(): number {
+    return this.#assignment;
+  }
+
+  /** Aborted as soon as the generation changes. */
+  get signal(): AbortSignal {
+    return this.#abort.signal;
+  }
+
+  /**
+   * A rebalance started, a heartbeat failed, or this member found itself out of the
+   * group: its partitions may be another replica's already. Work in progress stops.
+   */
+  rebalanceStarted(): void {
+    this.#generation += 1;
+    this.#abort.abort();
+    this.#abort = new AbortController();
+  }
+
+  /**
+   * The group assigned `partitions` to member `memberId`.
+   * @returns whether the member id changed since the last assignment (the member was
+   *   expelled and taken back: every producer must be initialised again).
+   */
+  assigned(partitions: readonly number[], memberId: string | undefined): { rejoined: boolean } {
+    const rejoined = this.#memberId !== undefined && memberId !== this.#memberId;
+    this.#memberId = memberId;
+    this.#assignment += 1;
+    this.#owned = new Set(partitions);
+    return { rejoined };
+  }
+
+  /** Whether this member was assigned the partition last. */
+  owns(partition: number): boolean {
+    return this.#owned.has(partition);
+  }
+
+  /**
+   * Whether work begun in `assignment` may still commit or send for the partition: the
+   * group has not answered since, and it left the partition here.
+   */
+  holds(partition: number, assignment: number): boolean {
+    return assignment === this.#assignment && this.#owned.has(partition);
+  }
+}
