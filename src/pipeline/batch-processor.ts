@@ -19,7 +19,7 @@ import { readCommandGuarded } from './last-resort.ts';
 import { buildOutputRecords, errorText } from './output-records.ts';
 import type { PartitionHandover } from './partition-handover.ts';
 import type { PartitionOwnership } from './partition-ownership.ts';
-import type { PartitionSequence } from './partition-sequence.ts';
+import type { PartitionWorkers } from './partition-worker.ts';
 import { type Result, sendResult, validationResult } from './result.ts';
 import { isReconcilable, maxOffset, type SendIntent } from './send-intent.ts';
 import {
@@ -42,8 +42,8 @@ export interface BatchProcessorOptions {
   readonly lookupDelayMs: number;
   readonly leaseMs: number;
   readonly ownership: PartitionOwnership;
-  /** Where each partition's batches must continue (see partition-sequence.ts). */
-  readonly sequence: PartitionSequence;
+  /** Each partition's worker: where its batches must continue (see batch-sequence.ts). */
+  readonly workers: PartitionWorkers;
   readonly handover: PartitionHandover;
   readonly dispatcher: Dispatcher;
   readonly batcher: Batcher<Outbound>;
@@ -172,11 +172,12 @@ export class BatchProcessor {
       // the records between would never be read, and this batch's commit would skip them.
       const first = batch.records[0];
       const check = first
-        ? this.#options.sequence.atTakeover(
-            partition,
-            ownership.floor(partition) ?? 0n,
-            batch.fetchedFrom ?? first.offset,
-          )
+        ? this.#options.workers
+            .get(partition)
+            .sequence.atTakeover(
+              ownership.floor(partition) ?? 0n,
+              batch.fetchedFrom ?? first.offset,
+            )
         : undefined;
       if (check?.kind === 'gap') {
         this.#log.warn(

@@ -6,13 +6,19 @@
  * named transitions here or on those two; nothing else holds a partition's facts.
  */
 import { GroupLease } from './group-lease.ts';
-import { type CarriedOutcome, PartitionFacts, type Takeover } from './partition-facts.ts';
+import type { CarriedOutcome, PartitionFacts, Takeover } from './partition-facts.ts';
+import { PartitionWorkers } from './partition-worker.ts';
 
 export type { CarriedOutcome, CommittedOffset, Takeover } from './partition-facts.ts';
 
 export class PartitionOwnership {
   readonly #lease = new GroupLease();
-  readonly #partitions = new Map<number, PartitionFacts>();
+  readonly #workers: PartitionWorkers;
+
+  /** `workers`: where each partition's facts live (the pipeline's, shared with its other parts). */
+  constructor(workers: PartitionWorkers = new PartitionWorkers()) {
+    this.#workers = workers;
+  }
 
   get generation(): number {
     return this.#lease.generation;
@@ -28,12 +34,12 @@ export class PartitionOwnership {
 
   /** The facts of one partition (created empty on first use). */
   facts(partition: number): PartitionFacts {
-    let facts = this.#partitions.get(partition);
-    if (!facts) {
-      facts = new PartitionFacts();
-      this.#partitions.set(partition, facts);
-    }
-    return facts;
+    return this.#workers.get(partition).facts;
+  }
+
+  /** The facts of a partition this replica knows, never new ones. */
+  #known(partition: number): PartitionFacts | undefined {
+    return this.#workers.find(partition)?.facts;
   }
 
   // --- transitions -------------------------------------------------------------
@@ -49,8 +55,8 @@ export class PartitionOwnership {
    */
   assigned(partitions: readonly number[], memberId: string | undefined): { rejoined: boolean } {
     const { rejoined } = this.#lease.assigned(partitions, memberId);
-    for (const [partition, facts] of this.#partitions) {
-      facts.reassigned(!rejoined && this.#lease.owns(partition));
+    for (const worker of this.#workers) {
+      worker.facts.reassigned(!rejoined && this.#lease.owns(worker.partition));
     }
     return { rejoined };
   }
@@ -111,55 +117,55 @@ export class PartitionOwnership {
   }
 
   fencedState(partition: number, now = Date.now()): 'hold' | 'free' {
-    return this.#partitions.get(partition)?.fencedState(now) ?? 'free';
+    return this.#known(partition)?.fencedState(now) ?? 'free';
   }
 
   quietFor(partition: number, now = Date.now()): number {
-    return this.#partitions.get(partition)?.quietFor(now) ?? 0;
+    return this.#known(partition)?.quietFor(now) ?? 0;
   }
 
   quietOver(partition: number): void {
-    this.#partitions.get(partition)?.quietOver();
+    this.#known(partition)?.quietOver();
   }
 
   readBehind(partition: number, committed: bigint | undefined): boolean {
-    return this.#partitions.get(partition)?.readBehind(committed) ?? false;
+    return this.#known(partition)?.readBehind(committed) ?? false;
   }
 
   needsTakeover(partition: number): boolean {
-    return this.#partitions.get(partition)?.needsTakeover() ?? true;
+    return this.#known(partition)?.needsTakeover() ?? true;
   }
 
   floor(partition: number): bigint | undefined {
-    return this.#partitions.get(partition)?.floor;
+    return this.#known(partition)?.floor;
   }
 
   inDoubt(partition: number, offset: string): boolean {
-    return this.#partitions.get(partition)?.inDoubt(offset) ?? false;
+    return this.#known(partition)?.inDoubt(offset) ?? false;
   }
 
   doubtUntil(partition: number): string | undefined {
-    return this.#partitions.get(partition)?.doubtUntil;
+    return this.#known(partition)?.doubtUntil;
   }
 
   doubtBeyond(partition: number, lastOffset: string): string | undefined {
-    return this.#partitions.get(partition)?.doubtBeyond(lastOffset);
+    return this.#known(partition)?.doubtBeyond(lastOffset);
   }
 
   coveredUntil(partition: number): string | undefined {
-    return this.#partitions.get(partition)?.coveredUntil;
+    return this.#known(partition)?.coveredUntil;
   }
 
   covers(partition: number, lastOffset: string): boolean {
-    return this.#partitions.get(partition)?.covers(lastOffset) ?? false;
+    return this.#known(partition)?.covers(lastOffset) ?? false;
   }
 
   hasCarried(partition: number, offset: string): boolean {
-    return this.#partitions.get(partition)?.hasCarried(offset) ?? false;
+    return this.#known(partition)?.hasCarried(offset) ?? false;
   }
 
   takeCarried(partition: number, offset: string): CarriedOutcome | undefined {
-    return this.#partitions.get(partition)?.takeCarried(offset);
+    return this.#known(partition)?.takeCarried(offset);
   }
 
   /**
@@ -168,22 +174,10 @@ export class PartitionOwnership {
    */
   releasable(): { partition: number; topic: string; offset: string }[] {
     const out: { partition: number; topic: string; offset: string }[] = [];
-    for (const [partition, facts] of this.#partitions) {
+    for (const { partition, facts } of this.#workers) {
       const next = facts.releasable(this.#lease.assignment);
       if (next) out.push({ partition, topic: next.topic, offset: next.offset });
     }
     return out;
-  }
-
-  describe(partition: number): Record<string, unknown> {
-    const facts = this.#partitions.get(partition);
-    const owned = this.#lease.owns(partition);
-    if (!facts) return { owned, known: false };
-    return {
-      owned,
-      ...facts.describe(),
-      generation: this.#lease.generation,
-      assignment: this.#lease.assignment,
-    };
   }
 }

@@ -7,6 +7,7 @@ import type {
 } from '../kafka/kafka-port.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { FerryMetrics } from '../observability/metrics.ts';
+import { PartitionWorkers } from './partition-worker.ts';
 
 const COMMIT_ATTEMPTS = 5;
 /** kafkajs texts of the broker errors that mean another producer took this transactional id. */
@@ -23,6 +24,8 @@ export interface PartitionTransactionsOptions {
   readonly transactionalIdPrefix: string;
   readonly logger: Logger;
   readonly metrics: FerryMetrics;
+  /** Each partition's worker, where its transactional producer lives (default: its own). */
+  readonly workers?: PartitionWorkers;
 }
 
 export interface CommitRequest {
@@ -48,10 +51,12 @@ export type CommitOutcome = 'committed' | 'fenced' | 'failed';
  */
 export class PartitionTransactions {
   readonly #options: PartitionTransactionsOptions;
-  readonly #producers = new Map<number, Promise<PartitionProducer>>();
+
+  readonly #workers: PartitionWorkers;
 
   constructor(options: PartitionTransactionsOptions) {
     this.#options = options;
+    this.#workers = options.workers ?? new PartitionWorkers();
   }
 
   /**
@@ -59,20 +64,25 @@ export class PartitionTransactions {
    * producer fences whoever holds the partition now.
    */
   existing(partition: number): Promise<PartitionProducer> | undefined {
-    return this.#producers.get(partition);
+    return this.#workers.find(partition)?.producer;
   }
 
   /** The partition's producer, created and initialised (fencing others) on first use. */
   producer(partition: number): Promise<PartitionProducer> {
-    let producer = this.#producers.get(partition);
+    const worker = this.#workers.get(partition);
+    let producer = worker.producer;
     if (!producer) {
       const { kafka, transactionalIdPrefix, groupId, topic } = this.#options;
       const created = kafka.createTransactionalProducer(
         `${transactionalIdPrefix}-${groupId}-${topic}-${partition}`,
       );
       producer = created.connect().then(() => created);
-      producer.catch(() => this.#producers.delete(partition));
-      this.#producers.set(partition, producer);
+      const connecting = producer;
+      // A producer that failed to initialise is forgotten, unless a newer one replaced it.
+      connecting.catch(() => {
+        if (worker.producer === connecting) worker.producer = undefined;
+      });
+      worker.producer = connecting;
     }
     return producer;
   }
@@ -155,14 +165,17 @@ export class PartitionTransactions {
 
   /** The partitions that have a producer (owned now or recently). */
   get partitions(): number[] {
-    return [...this.#producers.keys()];
+    return [...this.#workers].flatMap((worker) =>
+      worker.producer === undefined ? [] : [worker.partition],
+    );
   }
 
   async close(partitions: readonly number[] = this.partitions): Promise<void> {
     await Promise.all(
       partitions.map(async (partition) => {
-        const producer = this.#producers.get(partition);
-        this.#producers.delete(partition);
+        const worker = this.#workers.find(partition);
+        const producer = worker?.producer;
+        if (worker) worker.producer = undefined;
         await producer?.then((p) => p.disconnect()).catch(() => undefined);
       }),
     );

@@ -17,6 +17,7 @@ import { OrderedCommits } from './ordered-commits.ts';
 import { errorText } from './output-records.ts';
 import { PartitionLanes } from './partition-lanes.ts';
 import type { PartitionOwnership } from './partition-ownership.ts';
+import type { PartitionWorkers } from './partition-worker.ts';
 import { type SendPhase, type SentBatch, sentBatch } from './sent-batch.ts';
 
 /** A fetched batch waiting in its partition's lane. */
@@ -52,6 +53,8 @@ function joinBatches(batches: readonly RecordBatch[]): RecordBatch {
 export interface PartitionTurnsOptions {
   readonly processor: BatchProcessor;
   readonly ownership: PartitionOwnership;
+  /** Each partition's worker: where its turn in progress is (`step`). */
+  readonly workers: PartitionWorkers;
   readonly commitMetrics: CommitMetrics;
   readonly metrics: Pick<FerryMetrics, 'stageDuration'>;
   readonly logger: Logger;
@@ -73,8 +76,6 @@ export class PartitionTurns {
   readonly #lanes: PartitionLanes<LaneBatch>;
   /** Per partition: batches whose commands are out, committed in fetch order. */
   readonly #commits: OrderedCommits<SentBatch>;
-  /** Per partition: what its turn in progress waits for (for the stall warning). */
-  readonly #steps = new Map<number, string>();
 
   constructor(options: PartitionTurnsOptions) {
     this.#options = options;
@@ -99,7 +100,7 @@ export class PartitionTurns {
 
   /** Where a partition's turn in progress is now (set by the turn and the processor). */
   step(partition: number, step: string): void {
-    this.#steps.set(partition, step);
+    this.#options.workers.get(partition).step = step;
   }
 
   /** Settles when no turn is in progress and nothing is left to commit; what is queued is dropped. */
@@ -112,7 +113,7 @@ export class PartitionTurns {
   /** What a partition's lane and commits hold now. */
   describe(partition: number): Record<string, unknown> {
     return {
-      lane: { ...this.#lanes.describe(partition), step: this.#steps.get(partition) },
+      lane: this.#lanes.describe(partition),
       commits: this.#commits.describe(partition),
     };
   }
@@ -140,7 +141,10 @@ export class PartitionTurns {
       trace?.close();
       this.#options.release(queued);
     };
-    const step = (name: string) => this.#steps.set(partition, name);
+    const worker = this.#options.workers.get(partition);
+    const step = (name: string) => {
+      worker.step = name;
+    };
     // Left to the partition's next owner, which reads from the committed offset.
     if (this.#options.stopping()) return finish();
     // The lane handed these batches over in this assignment. Should the group answer

@@ -7,6 +7,7 @@ import type { FerryMetrics } from '../observability/metrics.ts';
 import type { Tracer } from '../observability/tracing.ts';
 import type { GatewayClient } from '../upstream/gateway-client.ts';
 import { BatchProcessor } from './batch-processor.ts';
+import { inSequence } from './batch-sequence.ts';
 import { Batcher } from './batcher.ts';
 import type { PrepareOperation } from './command.ts';
 import { CommitMetrics } from './commit-metrics.ts';
@@ -15,9 +16,9 @@ import { Dispatcher } from './dispatcher.ts';
 import { batchBytes, InFlightBudget } from './in-flight-budget.ts';
 import { PartitionHandover } from './partition-handover.ts';
 import { PartitionOwnership } from './partition-ownership.ts';
-import { inSequence, PartitionSequence } from './partition-sequence.ts';
 import { PartitionTransactions } from './partition-transactions.ts';
 import { PartitionTurns } from './partition-turns.ts';
+import { PartitionWorkers } from './partition-worker.ts';
 import type { PipelineControl, PipelineState } from './pipeline-control.ts';
 import { SendGate } from './send-gate.ts';
 import type { Outbound } from './send-outcome.ts';
@@ -122,7 +123,6 @@ export class Pipeline implements PipelineControl {
   readonly #batcher: Batcher<Outbound>;
   readonly #dispatcher: Dispatcher;
   readonly #transactions: PartitionTransactions;
-  readonly #lag = new Map<number, number>();
   readonly #transports: ReadonlySet<Transport>;
   #consumer: GroupConsumer | undefined;
   #lifecycle: Lifecycle = 'idle';
@@ -135,17 +135,15 @@ export class Pipeline implements PipelineControl {
   /** Names this process in the send intents it writes. */
   readonly #instanceId = randomUUID();
   /** What this replica knows about each partition: see partition-ownership.ts. */
-  readonly #ownership = new PartitionOwnership();
-  /** Where each partition's next batch must begin: see partition-sequence.ts. */
-  readonly #sequence = new PartitionSequence();
+  /** Everything held for each partition, one object per partition: see partition-worker.ts. */
+  readonly #workers = new PartitionWorkers();
+  readonly #ownership = new PartitionOwnership(this.#workers);
   readonly #handover: PartitionHandover;
   /** What running one batch does (see batch-processor.ts). */
   readonly #processor: BatchProcessor;
   /** Per partition: its batches' turns, and their commits in fetch order. */
   readonly #turns: PartitionTurns;
   readonly #commitMetrics: CommitMetrics;
-  /** Per partition: when kafkajs last handed a batch over, and its last offset. */
-  readonly #lastFetched = new Map<number, { atMs: number; lastOffset: string }>();
   readonly #stallWatch: StallWatch;
 
   constructor(options: PipelineOptions) {
@@ -186,6 +184,7 @@ export class Pipeline implements PipelineControl {
       transactionalIdPrefix: options.transactionalIdPrefix,
       logger: this.#log,
       metrics: options.metrics,
+      workers: this.#workers,
     });
     this.#handover = new PartitionHandover({
       kafka: options.kafka,
@@ -208,7 +207,7 @@ export class Pipeline implements PipelineControl {
       lookupDelayMs: options.lookupDelayMs,
       leaseMs: options.leaseMs,
       ownership: this.#ownership,
-      sequence: this.#sequence,
+      workers: this.#workers,
       handover: this.#handover,
       dispatcher: this.#dispatcher,
       batcher: this.#batcher,
@@ -228,6 +227,7 @@ export class Pipeline implements PipelineControl {
     this.#turns = new PartitionTurns({
       processor: this.#processor,
       ownership: this.#ownership,
+      workers: this.#workers,
       commitMetrics: this.#commitMetrics,
       metrics: options.metrics,
       logger: this.#log,
@@ -251,14 +251,11 @@ export class Pipeline implements PipelineControl {
 
   /** What the pipeline holds for one partition now (the stall warning's details). */
   #describe(partition: number): Record<string, unknown> {
-    const fetched = this.#lastFetched.get(partition);
     return {
       ...this.#turns.describe(partition),
-      ownership: this.#ownership.describe(partition),
-      lastFetched: fetched
-        ? { offset: fetched.lastOffset, agoMs: Date.now() - fetched.atMs }
-        : undefined,
-      lag: this.#lag.get(partition),
+      worker: this.#workers.get(partition).describe(this.#ownership.owns(partition)),
+      generation: this.#ownership.generation,
+      assignment: this.#ownership.assignment,
       inFlight: {
         commands: this.#budget.commands,
         bytes: this.#budget.bytes,
@@ -368,7 +365,7 @@ export class Pipeline implements PipelineControl {
     const partitions = (this.#consumer?.assignedPartitions ?? []).map((partition) => ({
       topic: this.#options.topics.commands,
       partition,
-      lag: this.#lag.get(partition) ?? -1,
+      lag: this.#workers.find(partition)?.lag ?? -1,
     }));
     const state: PipelineState = {
       running: this.running,
@@ -387,7 +384,8 @@ export class Pipeline implements PipelineControl {
   /** A fetched batch joins its partition's lane; kafkajs fetches on meanwhile. */
   #accept(fetched: RecordBatch): void {
     const { metrics } = this.#options;
-    const batch = inSequence(fetched, this.#sequence, (from) =>
+    const worker = this.#workers.get(fetched.partition);
+    const batch = inSequence(fetched, worker.sequence, (from) =>
       this.#log.warn(
         { partition: fetched.partition, expected: from, batchFrom: fetched.records[0]?.offset },
         'a batch began past where its partition should continue: reading it again from there',
@@ -397,14 +395,14 @@ export class Pipeline implements PipelineControl {
     const first = batch.records[0];
     const last = batch.records[batch.records.length - 1];
     if (!first || !last) return;
-    this.#lag.set(batch.partition, batch.lag);
+    worker.lag = batch.lag;
     metrics.consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, batch.lag);
     const receivedMs = Date.now();
     metrics.stageDuration.observe(
       { stage: 'fetch' },
       Math.max(0, receivedMs - Number(first.timestamp)) / 1000,
     );
-    this.#lastFetched.set(batch.partition, { atMs: receivedMs, lastOffset: last.offset });
+    worker.lastFetched = { atMs: receivedMs, lastOffset: last.offset };
     const bytes = batchBytes(batch.records);
     this.#track(batch.records.length, bytes);
     this.#commitMetrics.read(batch.partition, last.offset);
@@ -417,15 +415,16 @@ export class Pipeline implements PipelineControl {
     // rebalance starts only when a heartbeat tells it; it also rejoins on its own (stale
     // metadata in a fetch, an unknown member id) with no such word before the answer.
     this.#ownership.rebalanceStarted();
-    this.#sequence.assigned();
+    for (const worker of this.#workers) worker.sequence.assigned();
     // A member the group expelled and took back under a new id (after a freeze, a lost
     // connection) may have been fenced meanwhile: every producer is initialised again,
     // which also fences whoever held a partition in between.
     const { rejoined } = this.#ownership.assigned(partitions, this.#consumer?.memberId);
     const lost = this.#transactions.partitions.filter((p) => rejoined || !owned.has(p));
-    for (const partition of [...this.#lag.keys()]) {
-      if (owned.has(partition)) continue;
-      this.#lag.delete(partition);
+    for (const worker of this.#workers) {
+      const { partition } = worker;
+      if (owned.has(partition) || worker.lag === undefined) continue;
+      worker.lag = undefined;
       this.#options.metrics.consumerLag.remove({
         topic: this.#options.topics.commands,
         partition: String(partition),

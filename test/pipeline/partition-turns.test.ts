@@ -8,6 +8,7 @@ import type { BatchProcessor } from '../../src/pipeline/batch-processor.ts';
 import { CommitMetrics } from '../../src/pipeline/commit-metrics.ts';
 import { PartitionOwnership } from '../../src/pipeline/partition-ownership.ts';
 import { type LaneBatch, PartitionTurns } from '../../src/pipeline/partition-turns.ts';
+import { PartitionWorkers } from '../../src/pipeline/partition-worker.ts';
 import type { SendPhase } from '../../src/pipeline/sent-batch.ts';
 
 /** A fetched batch of partition 0 whose rewinds are counted. */
@@ -46,7 +47,8 @@ function fetched(first: number, last: number) {
  * the test says so.
  */
 function setUp() {
-  const ownership = new PartitionOwnership();
+  const workers = new PartitionWorkers();
+  const ownership = new PartitionOwnership(workers);
   const commits: { batches: number; settle: (committed: boolean) => void }[] = [];
   const carried: string[] = [];
   const processor = {
@@ -69,6 +71,7 @@ function setUp() {
   const turns = new PartitionTurns({
     processor,
     ownership,
+    workers,
     commitMetrics: new CommitMetrics({ metrics }),
     metrics,
     logger: createLogger({ level: 'silent' }),

@@ -1,5 +1,5 @@
 /**
- * Where each partition's next fetched batch must begin, within one assignment of the
+ * Where one partition's next fetched batch must begin, within one assignment of the
  * group. The client can hand a batch over out of sequence: a fetch sent before a rejoin,
  * from the old position, answered after the group's new assignment (kafkajs's fetchers
  * of other brokers keep running while one rejoins) moves the position past the group
@@ -27,36 +27,36 @@ import type { RecordBatch } from '../kafka/kafka-port.ts';
 
 const IN_ORDER: SequenceCheck = { kind: 'in-order' };
 
-export class PartitionSequence {
-  /** Per partition: the offset the next batch should begin at (unknown after a rejoin). */
-  readonly #next = new Map<number, bigint>();
-  /** Per partition: the last gap read again, to tell an empty stretch from missing records. */
-  readonly #gaps = new Map<number, { from: bigint; to: bigint }>();
+export class BatchSequence {
+  /** The offset the next batch should begin at (unknown after a rejoin). */
+  #next: bigint | undefined;
+  /** The last gap read again, to tell an empty stretch from missing records. */
+  #gap: { from: bigint; to: bigint } | undefined;
 
-  /** The group answered: each partition is read from its group offset again. */
+  /** The group answered: the partition is read from its group offset again. */
   assigned(): void {
-    this.#next.clear();
+    this.#next = undefined;
   }
 
   /** The partition is read again from `offset`. */
-  rewound(partition: number, offset: string): void {
-    this.#next.set(partition, BigInt(offset));
+  rewound(offset: string): void {
+    this.#next = BigInt(offset);
   }
 
   /**
    * A batch fetched from `fetchedFrom`, after which the partition's next fetch begins at
    * `nextOffset`, was handed over: whether it continues the partition.
    */
-  check(partition: number, fetchedFrom: string, nextOffset: string): SequenceCheck {
-    const expected = this.#next.get(partition);
+  check(fetchedFrom: string, nextOffset: string): SequenceCheck {
+    const expected = this.#next;
     const begin = BigInt(fetchedFrom);
     const end = BigInt(nextOffset);
-    if (expected === undefined || begin === expected) return this.#took(partition, end);
+    if (expected === undefined || begin === expected) return this.#took(end);
     if (begin < expected) {
-      if (end > expected) this.#next.set(partition, end);
+      if (end > expected) this.#next = end;
       return { kind: 'overlap', from: expected };
     }
-    if (this.#confirmed(partition, expected, begin)) return this.#took(partition, end);
+    if (this.#confirmed(expected, begin)) return this.#took(end);
     return { kind: 'gap', from: expected.toString() };
   }
 
@@ -64,25 +64,25 @@ export class PartitionSequence {
    * The takeover read `floor` (the group offset; 0 when the group has none) and its batch
    * was fetched from `fetchedFrom`: a gap when records between were never handed over.
    */
-  atTakeover(partition: number, floor: bigint, fetchedFrom: string): SequenceCheck {
+  atTakeover(floor: bigint, fetchedFrom: string): SequenceCheck {
     const begin = BigInt(fetchedFrom);
-    if (begin <= floor || this.#confirmed(partition, floor, begin)) return IN_ORDER;
+    if (begin <= floor || this.#confirmed(floor, begin)) return IN_ORDER;
     return { kind: 'gap', from: floor.toString() };
   }
 
-  #took(partition: number, next: bigint): SequenceCheck {
-    this.#next.set(partition, next);
+  #took(next: bigint): SequenceCheck {
+    this.#next = next;
     return IN_ORDER;
   }
 
   /** Whether this gap was read again already and began at the same offset: nothing lies in it. */
-  #confirmed(partition: number, from: bigint, to: bigint): boolean {
-    const seen = this.#gaps.get(partition);
+  #confirmed(from: bigint, to: bigint): boolean {
+    const seen = this.#gap;
     if (seen && seen.from === from && seen.to === to) {
-      this.#gaps.delete(partition);
+      this.#gap = undefined;
       return true;
     }
-    this.#gaps.set(partition, { from, to });
+    this.#gap = { from, to };
     return false;
   }
 }
@@ -95,23 +95,22 @@ export class PartitionSequence {
  */
 export function inSequence(
   batch: RecordBatch,
-  sequence: PartitionSequence,
+  sequence: BatchSequence,
   onGap: (from: string) => void,
 ): RecordBatch | undefined {
   const first = batch.records[0];
   const last = batch.records[batch.records.length - 1];
   if (!first || !last) return undefined;
-  const { partition } = batch;
   const from = batch.fetchedFrom ?? first.offset;
   const next = batch.nextOffset ?? (BigInt(last.offset) + 1n).toString();
   const noted: RecordBatch = {
     ...batch,
     rewind: (offset) => {
-      sequence.rewound(partition, offset ?? first.offset);
+      sequence.rewound(offset ?? first.offset);
       batch.rewind(offset);
     },
   };
-  const check = sequence.check(partition, from, next);
+  const check = sequence.check(from, next);
   if (check.kind === 'in-order') return noted;
   if (check.kind === 'gap') {
     onGap(check.from);

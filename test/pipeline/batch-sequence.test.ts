@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { InboundRecord, RecordBatch } from '../../src/kafka/kafka-port.ts';
-import { inSequence, PartitionSequence } from '../../src/pipeline/partition-sequence.ts';
+import { BatchSequence, inSequence } from '../../src/pipeline/batch-sequence.ts';
 
 function batch(from: number, to: number, rewinds: string[] = []): RecordBatch {
   const records: InboundRecord[] = [];
@@ -28,56 +28,56 @@ function batch(from: number, to: number, rewinds: string[] = []): RecordBatch {
 }
 
 test('check: the first batch after an assignment is taken; later ones must continue it', () => {
-  const sequence = new PartitionSequence();
+  const sequence = new BatchSequence();
   // Fetched from 10, the next fetch begins at 15.
-  assert.deepEqual(sequence.check(0, '10', '15'), { kind: 'in-order' });
-  assert.deepEqual(sequence.check(0, '15', '21'), { kind: 'in-order' });
-  assert.deepEqual(sequence.check(0, '25', '31'), { kind: 'gap', from: '21' });
+  assert.deepEqual(sequence.check('10', '15'), { kind: 'in-order' });
+  assert.deepEqual(sequence.check('15', '21'), { kind: 'in-order' });
+  assert.deepEqual(sequence.check('25', '31'), { kind: 'gap', from: '21' });
   sequence.assigned();
-  assert.deepEqual(sequence.check(0, '3', '5'), { kind: 'in-order' });
+  assert.deepEqual(sequence.check('3', '5'), { kind: 'in-order' });
 });
 
 test('check: a fetch that began on a transaction marker continues the partition', () => {
-  const sequence = new PartitionSequence();
+  const sequence = new BatchSequence();
   // Records 0-3, a marker at 4: the next fetch begins at 5 and its first record is 6.
-  assert.deepEqual(sequence.check(0, '0', '5'), { kind: 'in-order' });
-  assert.deepEqual(sequence.check(0, '5', '8'), { kind: 'in-order' });
+  assert.deepEqual(sequence.check('0', '5'), { kind: 'in-order' });
+  assert.deepEqual(sequence.check('5', '8'), { kind: 'in-order' });
 });
 
 test('check: a batch that begins before the next offset overlaps what was handed over', () => {
-  const sequence = new PartitionSequence();
-  sequence.check(0, '0', '10');
-  assert.deepEqual(sequence.check(0, '5', '13'), { kind: 'overlap', from: 10n });
-  assert.deepEqual(sequence.check(0, '13', '14'), { kind: 'in-order' });
+  const sequence = new BatchSequence();
+  sequence.check('0', '10');
+  assert.deepEqual(sequence.check('5', '13'), { kind: 'overlap', from: 10n });
+  assert.deepEqual(sequence.check('13', '14'), { kind: 'in-order' });
 });
 
 test('rewound: the next batch must begin where the partition is read again from', () => {
-  const sequence = new PartitionSequence();
-  sequence.check(0, '0', '10');
-  sequence.rewound(0, '4');
-  assert.deepEqual(sequence.check(0, '4', '7'), { kind: 'in-order' });
+  const sequence = new BatchSequence();
+  sequence.check('0', '10');
+  sequence.rewound('4');
+  assert.deepEqual(sequence.check('4', '7'), { kind: 'in-order' });
 });
 
 test('a gap read again that begins at the same offset is empty (markers, compaction): taken', () => {
-  const sequence = new PartitionSequence();
-  sequence.check(0, '0', '10');
-  assert.deepEqual(sequence.check(0, '12', '16'), { kind: 'gap', from: '10' });
-  sequence.rewound(0, '10');
-  assert.deepEqual(sequence.check(0, '12', '16'), { kind: 'in-order' });
-  assert.deepEqual(sequence.check(0, '16', '17'), { kind: 'in-order' });
+  const sequence = new BatchSequence();
+  sequence.check('0', '10');
+  assert.deepEqual(sequence.check('12', '16'), { kind: 'gap', from: '10' });
+  sequence.rewound('10');
+  assert.deepEqual(sequence.check('12', '16'), { kind: 'in-order' });
+  assert.deepEqual(sequence.check('16', '17'), { kind: 'in-order' });
 });
 
 test('atTakeover: a batch past the group offset is a gap, unless reading again lands there too', () => {
-  const sequence = new PartitionSequence();
-  assert.deepEqual(sequence.atTakeover(0, 5n, '5'), { kind: 'in-order' });
-  assert.deepEqual(sequence.atTakeover(0, 5n, '3'), { kind: 'in-order' });
-  assert.deepEqual(sequence.atTakeover(0, 5n, '8'), { kind: 'gap', from: '5' });
-  assert.deepEqual(sequence.atTakeover(0, 5n, '8'), { kind: 'in-order' });
-  assert.deepEqual(sequence.atTakeover(0, 5n, '9'), { kind: 'gap', from: '5' });
+  const sequence = new BatchSequence();
+  assert.deepEqual(sequence.atTakeover(5n, '5'), { kind: 'in-order' });
+  assert.deepEqual(sequence.atTakeover(5n, '3'), { kind: 'in-order' });
+  assert.deepEqual(sequence.atTakeover(5n, '8'), { kind: 'gap', from: '5' });
+  assert.deepEqual(sequence.atTakeover(5n, '8'), { kind: 'in-order' });
+  assert.deepEqual(sequence.atTakeover(5n, '9'), { kind: 'gap', from: '5' });
 });
 
 test('inSequence: a batch past a gap is dropped and its partition read again from the gap', () => {
-  const sequence = new PartitionSequence();
+  const sequence = new BatchSequence();
   const rewinds: string[] = [];
   const gaps: string[] = [];
   assert.ok(inSequence(batch(0, 4), sequence, (from) => gaps.push(from)));
@@ -95,7 +95,7 @@ test('inSequence: a batch past a gap is dropped and its partition read again fro
 });
 
 test('inSequence: records handed over already are left out; a rewind is noted', () => {
-  const sequence = new PartitionSequence();
+  const sequence = new BatchSequence();
   const rewinds: string[] = [];
   inSequence(batch(0, 4), sequence, () => undefined);
   const overlapping = inSequence(batch(2, 6, rewinds), sequence, () => undefined);
@@ -109,5 +109,5 @@ test('inSequence: records handed over already are left out; a rewind is noted', 
   );
   overlapping?.rewind();
   assert.deepEqual(rewinds, ['2']);
-  assert.deepEqual(sequence.check(0, '2', '4'), { kind: 'in-order' });
+  assert.deepEqual(sequence.check('2', '4'), { kind: 'in-order' });
 });

@@ -1,0 +1,78 @@
+/**
+ * Everything this replica holds for one partition, in one object: what it knows of the
+ * partition (PartitionFacts: takeover, intent, doubt, carried sends, fencing), where its
+ * batches must continue (BatchSequence), its transactional producer, its lag, its last
+ * fetch and the step its turn in progress is at. The modules that act on a partition
+ * (turns, processor, handover, transactions) keep no state of their own per partition:
+ * they read and change it here, through the named transitions of its parts.
+ *
+ * Its state, for logs and the stall warning, follows from the group lease and its facts:
+ * `released` (not assigned here), `fenced` (another replica initialised its producer
+ * lately), `taking-over` (its first batch of this assignment must fence and read the group
+ * offset first) or `ready`.
+ */
+import type { PartitionProducer } from '../kafka/kafka-port.ts';
+import { BatchSequence } from './batch-sequence.ts';
+import { PartitionFacts } from './partition-facts.ts';
+
+export type WorkerState = 'released' | 'fenced' | 'taking-over' | 'ready';
+
+export class PartitionWorker {
+  readonly partition: number;
+  readonly facts = new PartitionFacts();
+  readonly sequence = new BatchSequence();
+  /** The partition's transactional producer, once created (initialising it fences others). */
+  producer: Promise<PartitionProducer> | undefined;
+  /** Records behind the last batch fetched; undefined while not assigned here. */
+  lag: number | undefined;
+  /** When the last batch was handed over, and its last offset. */
+  lastFetched: { readonly atMs: number; readonly lastOffset: string } | undefined;
+  /** Where the turn in progress is (for the stall warning). */
+  step: string | undefined;
+
+  constructor(partition: number) {
+    this.partition = partition;
+  }
+
+  /** The worker's state, given whether the group assigned the partition here last. */
+  state(owned: boolean, now = Date.now()): WorkerState {
+    if (!owned) return 'released';
+    if (this.facts.fencedState(now) === 'hold') return 'fenced';
+    return this.facts.needsTakeover() ? 'taking-over' : 'ready';
+  }
+
+  describe(owned: boolean): Record<string, unknown> {
+    return {
+      state: this.state(owned),
+      ...this.facts.describe(),
+      lag: this.lag,
+      lastFetched: this.lastFetched
+        ? { offset: this.lastFetched.lastOffset, agoMs: Date.now() - this.lastFetched.atMs }
+        : undefined,
+      step: this.step,
+    };
+  }
+}
+
+/** The workers of the partitions this replica owns or owned, created on first use. */
+export class PartitionWorkers {
+  readonly #workers = new Map<number, PartitionWorker>();
+
+  get(partition: number): PartitionWorker {
+    let worker = this.#workers.get(partition);
+    if (!worker) {
+      worker = new PartitionWorker(partition);
+      this.#workers.set(partition, worker);
+    }
+    return worker;
+  }
+
+  /** The worker if one exists, never a new one. */
+  find(partition: number): PartitionWorker | undefined {
+    return this.#workers.get(partition);
+  }
+
+  [Symbol.iterator](): IterableIterator<PartitionWorker> {
+    return this.#workers.values();
+  }
+}
