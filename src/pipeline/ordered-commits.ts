@@ -17,6 +17,7 @@
  */
 
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ownStates, type PartitionStates } from './partition-states.ts';
 
 /** A batch in the queue: it knows when every one of its commands has an outcome. */
 export interface Committable {
@@ -39,61 +40,76 @@ export interface OrderedCommitsOptions<T extends Committable> {
   readonly failed: (partition: number, batches: readonly T[]) => void;
   /** Least time between the end of a partition's commit and the start of its next, ms. Default 0. */
   readonly minGapMs?: number;
+  /** Where each partition's queue is kept (default: a map of its own). */
+  readonly queues?: PartitionStates<CommitQueue<T>>;
+}
+
+/** One partition's batches to commit, its drain in progress, and when its last commit ended. */
+export interface CommitQueue<T> {
+  readonly queue: T[];
+  running: Promise<void> | undefined;
+  /** performance.now() when the partition's last commit ended. */
+  lastEnd: number;
+}
+
+export function newCommitQueue<T>(): CommitQueue<T> {
+  return { queue: [], running: undefined, lastEnd: Number.NEGATIVE_INFINITY };
 }
 
 export class OrderedCommits<T extends Committable> {
   readonly #options: OrderedCommitsOptions<T>;
-  readonly #queues = new Map<number, T[]>();
-  readonly #running = new Map<number, Promise<void>>();
-  /** performance.now() when each partition's last commit ended. */
-  readonly #lastEnd = new Map<number, number>();
+  readonly #queues: PartitionStates<CommitQueue<T>>;
 
   constructor(options: OrderedCommitsOptions<T>) {
     this.#options = options;
+    this.#queues = options.queues ?? ownStates(() => newCommitQueue<T>());
   }
 
   /** A batch's commands were handed out: it commits after every batch pushed before it. */
   push(partition: number, batch: T): void {
-    let queue = this.#queues.get(partition);
-    if (!queue) {
-      queue = [];
-      this.#queues.set(partition, queue);
-    }
-    queue.push(batch);
+    const state = this.#queues.get(partition);
+    state.queue.push(batch);
     // `#drain` forgets itself in the same step that finds its queue empty, so a batch
     // pushed at any later moment starts a drain of its own and is never left behind.
-    if (!this.#running.has(partition)) this.#running.set(partition, this.#drain(partition, queue));
+    state.running ??= this.#drain(partition, state);
   }
 
   /** Whether batches of the partition are waiting for answers or committing. */
   busy(partition: number): boolean {
-    return (this.#queues.get(partition)?.length ?? 0) > 0;
+    return (this.#queues.find(partition)?.queue.length ?? 0) > 0;
   }
 
   /** What the partition's queue holds: batches, and whether the oldest has every answer. */
   describe(partition: number): { queued: number; oldestReady: boolean | undefined } {
-    const queue = this.#queues.get(partition) ?? [];
+    const queue = this.#queues.find(partition)?.queue ?? [];
     return { queued: queue.length, oldestReady: queue[0]?.isReady() };
   }
 
   /** Settles when the partition has nothing left to commit. */
   async idle(partition: number): Promise<void> {
-    while (this.#running.has(partition)) await this.#running.get(partition);
+    const state = this.#queues.find(partition);
+    while (state?.running) await state.running;
   }
 
   /** Settles when no partition has anything left to commit. */
   async idleAll(): Promise<void> {
-    while (this.#running.size > 0) await Promise.all(this.#running.values());
+    while (true) {
+      const running = [...this.#queues.all()].flatMap((state) =>
+        state.running === undefined ? [] : [state.running],
+      );
+      if (running.length === 0) return;
+      await Promise.all(running);
+    }
   }
 
-  async #drain(partition: number, queue: T[]): Promise<void> {
+  async #drain(partition: number, state: CommitQueue<T>): Promise<void> {
+    const { queue } = state;
     try {
       while (queue.length > 0) {
         const oldest = queue[0] as T;
         await oldest.ready;
         const gap = this.#options.minGapMs ?? 0;
-        const since =
-          performance.now() - (this.#lastEnd.get(partition) ?? Number.NEGATIVE_INFINITY);
+        const since = performance.now() - state.lastEnd;
         if (since < gap) await sleep(gap - since);
         let count = 1;
         while (count < queue.length && (queue[count] as T).isReady()) count += 1;
@@ -104,7 +120,7 @@ export class OrderedCommits<T extends Committable> {
         } catch {
           committed = false;
         }
-        this.#lastEnd.set(partition, performance.now());
+        state.lastEnd = performance.now();
         if (committed) {
           queue.splice(0, count);
           this.#options.committed(partition, batches);
@@ -114,7 +130,7 @@ export class OrderedCommits<T extends Committable> {
       }
     } finally {
       // In the same step that found the queue empty: no await may come between.
-      this.#running.delete(partition);
+      state.running = undefined;
     }
   }
 }

@@ -10,6 +10,8 @@
  * group offset after a rejoin), so it is dropped, never handled twice and never skipped.
  */
 
+import { ownStates, type PartitionStates } from './partition-states.ts';
+
 export interface PartitionLanesOptions<T> {
   /** Handles the batches a partition queued, oldest first; settles when they are done. */
   readonly handle: (partition: number, items: readonly T[]) => Promise<void>;
@@ -17,6 +19,8 @@ export interface PartitionLanesOptions<T> {
   readonly drop: (items: readonly T[]) => void;
   /** The group assignment now (a count that grows with each rejoin). */
   readonly assignment: () => number;
+  /** Where each partition's lane is kept (default: a map of its own). */
+  readonly lanes?: PartitionStates<Lane<T>>;
 }
 
 interface Entry<T> {
@@ -24,7 +28,8 @@ interface Entry<T> {
   readonly assignment: number;
 }
 
-interface Lane<T> {
+/** One partition's lane: what waits, how often it was rewound, its turn in progress. */
+export interface Lane<T> {
   queue: Entry<T>[];
   /** Rewinds of the partition so far. */
   rewinds: number;
@@ -32,22 +37,22 @@ interface Lane<T> {
   running: Promise<void> | undefined;
 }
 
+export function newLane<T>(): Lane<T> {
+  return { queue: [], rewinds: 0, running: undefined };
+}
+
 export class PartitionLanes<T> {
   readonly #options: PartitionLanesOptions<T>;
-  readonly #lanes = new Map<number, Lane<T>>();
+  readonly #lanes: PartitionStates<Lane<T>>;
   #closed = false;
 
   constructor(options: PartitionLanesOptions<T>) {
     this.#options = options;
+    this.#lanes = options.lanes ?? ownStates(() => newLane<T>());
   }
 
   #lane(partition: number): Lane<T> {
-    let lane = this.#lanes.get(partition);
-    if (!lane) {
-      lane = { queue: [], rewinds: 0, running: undefined };
-      this.#lanes.set(partition, lane);
-    }
-    return lane;
+    return this.#lanes.get(partition);
   }
 
   /** A batch of `partition` joins the end of its lane; its turn comes after those before it. */
@@ -76,13 +81,13 @@ export class PartitionLanes<T> {
    * has not finished by then is stale too (its records come again).
    */
   rewinds(partition: number): number {
-    return this.#lanes.get(partition)?.rewinds ?? 0;
+    return this.#lanes.find(partition)?.rewinds ?? 0;
   }
 
   /** No more turns begin: what is queued is dropped, turns in progress finish. */
   close(): void {
     this.#closed = true;
-    for (const lane of this.#lanes.values()) this.#dropQueued(lane);
+    for (const lane of this.#lanes.all()) this.#dropQueued(lane);
   }
 
   #dropQueued(lane: Lane<T>): void {
@@ -95,7 +100,7 @@ export class PartitionLanes<T> {
   /** Batches handed over and not yet done or dropped, over all partitions. */
   get waiting(): number {
     let count = 0;
-    for (const lane of this.#lanes.values()) {
+    for (const lane of this.#lanes.all()) {
       count += lane.queue.length + (lane.running === undefined ? 0 : 1);
     }
     return count;
@@ -103,14 +108,14 @@ export class PartitionLanes<T> {
 
   /** What the partition's lane holds: batches queued, and whether a turn is in progress. */
   describe(partition: number): { queued: number; turn: boolean } {
-    const lane = this.#lanes.get(partition);
+    const lane = this.#lanes.find(partition);
     return { queued: lane?.queue.length ?? 0, turn: lane?.running !== undefined };
   }
 
   /** Settles once no lane has a turn in progress. */
   async idle(): Promise<void> {
     while (true) {
-      const running = [...this.#lanes.values()].flatMap((lane) =>
+      const running = [...this.#lanes.all()].flatMap((lane) =>
         lane.running === undefined ? [] : [lane.running],
       );
       if (running.length === 0) return;

@@ -84,12 +84,14 @@ export class PartitionTurns {
       handle: (partition, batches) => this.#turn(partition, batches),
       drop: options.release,
       assignment: () => options.ownership.assignment,
+      lanes: options.workers.view((worker) => worker.lane),
     });
     this.#commits = new OrderedCommits<SentBatch>({
       commit: (partition, sent) => options.processor.commit(partition, sent),
       committed: (partition, sent) => this.#sentCommitted(partition, sent),
       failed: (partition, sent) => this.#sentFailed(partition, sent),
       minGapMs: options.commitGapMs,
+      queues: options.workers.view((worker) => worker.commits),
     });
   }
 

@@ -1,8 +1,9 @@
 /**
  * Everything this replica holds for one partition, in one object: what it knows of the
  * partition (PartitionFacts: takeover, intent, doubt, carried sends, fencing), where its
- * batches must continue (BatchSequence), its transactional producer, its lag, its last
- * fetch and the step its turn in progress is at. The modules that act on a partition
+ * batches must continue (BatchSequence), its lane of fetched batches, its batches waiting
+ * to commit in order, its transactional producer, its lag, its last fetch and the step its
+ * turn in progress is at. The modules that act on a partition
  * (turns, processor, handover, transactions) keep no state of their own per partition:
  * they read and change it here, through the named transitions of its parts.
  *
@@ -13,7 +14,12 @@
  */
 import type { PartitionProducer } from '../kafka/kafka-port.ts';
 import { BatchSequence } from './batch-sequence.ts';
+import { type CommitQueue, newCommitQueue } from './ordered-commits.ts';
 import { PartitionFacts } from './partition-facts.ts';
+import { type Lane, newLane } from './partition-lanes.ts';
+import type { PartitionStates } from './partition-states.ts';
+import type { LaneBatch } from './partition-turns.ts';
+import type { SentBatch } from './sent-batch.ts';
 
 export type WorkerState = 'released' | 'fenced' | 'taking-over' | 'ready';
 
@@ -21,6 +27,10 @@ export class PartitionWorker {
   readonly partition: number;
   readonly facts = new PartitionFacts();
   readonly sequence = new BatchSequence();
+  /** Fetched batches waiting for their turn, and the turn in progress. */
+  readonly lane: Lane<LaneBatch> = newLane();
+  /** Batches whose commands are out, to commit in fetch order. */
+  readonly commits: CommitQueue<SentBatch> = newCommitQueue();
   /** The partition's transactional producer, once created (initialising it fences others). */
   producer: Promise<PartitionProducer> | undefined;
   /** Records behind the last batch fetched; undefined while not assigned here. */
@@ -74,5 +84,17 @@ export class PartitionWorkers {
 
   [Symbol.iterator](): IterableIterator<PartitionWorker> {
     return this.#workers.values();
+  }
+
+  /** One part of every worker, as a per-partition mechanism keeps its states. */
+  view<S>(part: (worker: PartitionWorker) => S): PartitionStates<S> {
+    return {
+      get: (partition) => part(this.get(partition)),
+      find: (partition) => {
+        const worker = this.find(partition);
+        return worker === undefined ? undefined : part(worker);
+      },
+      all: () => [...this.#workers.values()].map(part),
+    };
   }
 }
