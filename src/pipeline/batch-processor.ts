@@ -6,22 +6,23 @@
  */
 import type { InboundRecord, RecordBatch } from '../kafka/kafka-port.ts';
 import type { Logger } from '../observability/logger.ts';
-import { boundedTypeLabel, type FerryMetrics } from '../observability/metrics.ts';
+import type { FerryMetrics } from '../observability/metrics.ts';
 import { incEach } from '../observability/tally.ts';
 import type { CommandSpan } from '../observability/tracing.ts';
-import { pause, unlessAborted } from './abortable.ts';
+import { unlessAborted } from './abortable.ts';
+import { BatchCommitter } from './batch-commit.ts';
+import { readyToSend } from './batch-takeover.ts';
 import type { BatchTrace } from './batch-trace.ts';
 import type { Batcher } from './batcher.ts';
 import type { Command, CommandReaderOptions, ValidCommand } from './command.ts';
 import type { CommitMetrics } from './commit-metrics.ts';
 import type { Dispatcher } from './dispatcher.ts';
+import { type InternalErrorStep, internalErrorReporter } from './internal-error.ts';
 import { readCommandGuarded } from './last-resort.ts';
-import { buildOutputRecords, errorText } from './output-records.ts';
 import type { PartitionHandover } from './partition-handover.ts';
 import type { PartitionOwnership } from './partition-ownership.ts';
 import type { PartitionWorkers } from './partition-worker.ts';
-import { type Result, sendResult, validationResult } from './result.ts';
-import { isReconcilable, maxOffset, type SendIntent } from './send-intent.ts';
+import { ahead, intentReach, isReconcilable, maxOffset, type SendIntent } from './send-intent.ts';
 import {
   type LookupAnswer,
   type Outbound,
@@ -59,47 +60,28 @@ export interface BatchProcessorOptions {
   readonly onStep?: (partition: number, step: string) => void;
 }
 
-/** The offset `count` records past `offset`. */
-function ahead(offset: string, count: number): string {
-  return (BigInt(offset) + BigInt(count)).toString();
-}
-
-/**
- * Records past a batch that the send intent written with it covers in advance, so that
- * the next batches need no intent transaction of their own. Fetched batches vary in size
- * under load, so one batch's length ahead left every second batch uncovered; the price of
- * a longer reach is paid only after a failover, when the next owner looks those offsets
- * up in a few large envelopes instead of sending them straight away.
- */
-const INTENT_REACH_MIN = 256;
-
-function intentReach(batchLength: number): number {
-  return Math.max(2 * batchLength, INTENT_REACH_MIN);
-}
-
-const FENCED_RETRY_MS = 500;
-
 export class BatchProcessor {
   readonly #options: BatchProcessorOptions;
-  readonly #log: Logger;
   readonly #ownership: PartitionOwnership;
   readonly #handover: PartitionHandover;
   readonly #dispatcher: Dispatcher;
   readonly #batcher: Batcher<Outbound>;
-  readonly #commitMetrics: CommitMetrics;
   readonly #reader: CommandReaderOptions;
   readonly #instanceId: string;
+  readonly #internalError: (step: InternalErrorStep, record: InboundRecord, error: unknown) => void;
+  /** The commit phase (batch-commit.ts). */
+  readonly #committer: BatchCommitter;
 
   constructor(options: BatchProcessorOptions) {
     this.#options = options;
-    this.#log = options.logger;
     this.#ownership = options.ownership;
     this.#handover = options.handover;
     this.#dispatcher = options.dispatcher;
     this.#batcher = options.batcher;
-    this.#commitMetrics = options.commitMetrics;
     this.#reader = options.reader;
     this.#instanceId = options.instanceId;
+    this.#internalError = internalErrorReporter(options.metrics, options.logger);
+    this.#committer = new BatchCommitter({ ...options, internalError: this.#internalError });
   }
 
   /**
@@ -143,51 +125,8 @@ export class BatchProcessor {
   ): Promise<SendPhase | 'done' | 'again' | 'rewound'> {
     const ownership = this.#ownership;
     const { partition } = batch;
-    if (ownership.fencedState(partition) === 'hold') {
-      // Another replica initialised this partition's producer: it is not ours until the
-      // group says so again. Touching the producer now would fence the rightful owner.
-      await pause(FENCED_RETRY_MS, signal);
-      return 'again';
-    }
-    if (!(await pause(ownership.quietFor(partition), signal))) return 'again';
-    ownership.quietOver(partition);
-    if (ownership.needsTakeover(partition)) {
-      this.#options.onStep?.(partition, 'waiting for earlier commits before its takeover');
-      if (!(await exclusive())) return 'again';
-      this.#options.onStep?.(partition, 'taking over');
-      const takeover = await this.#handover.takeOver(partition, signal, assignment);
-      if (takeover === 'rebalancing') return 'again';
-      if (takeover === 'unknown') {
-        await pause(FENCED_RETRY_MS, signal);
-        return 'again';
-      }
-      if (takeover === 'not-owner') {
-        // The group is rebalancing or forgot this member: fencing now could take the
-        // partition from its rightful owner. kafkajs rejoins, and the group decides.
-        ownership.rebalanceStarted();
-        await pause(FENCED_RETRY_MS, signal);
-        return 'again';
-      }
-      // A batch fetched before the rejoin can arrive after it, from past the group offset:
-      // the records between would never be read, and this batch's commit would skip them.
-      const first = batch.records[0];
-      const check = first
-        ? this.#options.workers
-            .get(partition)
-            .sequence.atTakeover(
-              ownership.floor(partition) ?? 0n,
-              batch.fetchedFrom ?? first.offset,
-            )
-        : undefined;
-      if (check?.kind === 'gap') {
-        this.#log.warn(
-          { partition, groupOffset: check.from, fetchedFrom: batch.fetchedFrom ?? first?.offset },
-          "a batch began past the partition's group offset: reading the partition again from there",
-        );
-        batch.rewind(check.from);
-        return 'rewound';
-      }
-    }
+    const ready = await readyToSend(this.#options, batch, assignment, signal, exclusive);
+    if (ready !== 'go') return ready;
     // kafkajs may have read the group offset before the previous owner's last commit:
     // what that owner committed is skipped, in this batch and the ones after it.
     const floor = ownership.floor(partition);
@@ -295,99 +234,9 @@ export class BatchProcessor {
     return { commands, pending, lastOffset, inboundLength: inbound.length, startedMs, intentMs };
   }
 
-  /**
-   * Commits answered batches of a partition, oldest first, in one transaction: their
-   * results and dead letters, the group offset past the newest, and a send intent.
-   * @returns false when they are to be read again (nothing of them is committed then).
-   */
-  async commit(partition: number, sent: readonly SentBatch[]): Promise<boolean> {
-    const oldest = sent[0];
-    const newest = sent[sent.length - 1];
-    if (!oldest || !newest) return true;
-    const ownership = this.#ownership;
-    for (const item of sent) {
-      // A rebalance started while it was out: read again, its answers taken over then.
-      if (item.outcomes === undefined) return false;
-      // Answered, but the group has answered since (a batch waits behind earlier ones
-      // of its partition): the partition is read again from the group offset, here or
-      // by its new owner, and these answers are carried to that read.
-      if (!ownership.holds(partition, item.assignment)) return false;
-      if (item.outcomes.some((outcome) => outcome?.kind === 'abandoned')) {
-        // Requests of the batch may still be on their way through the gateway: it is
-        // read again, and its lookups wait until those can have landed.
-        ownership.abandoned(partition, this.#options.lookupDelayMs);
-        return false;
-      }
-    }
-    const startedMs = performance.now();
-    const built = sent.map((item) =>
-      buildOutputRecords(
-        item.commands,
-        (command, index) => this.#resultOf(command, item.outcomes?.[index]),
-        {
-          topics: this.#options.topics,
-          maxBytes: this.#options.recordMaxBytes,
-          onInternalError: (command, error) => this.#internalError('output', command.record, error),
-          propagateHeaders: this.#options.propagateHeaders ?? [],
-          resultPartition: this.#options.resultsPartitioning === 'source' ? partition : undefined,
-        },
-      ),
-    );
-    const { lastOffset } = newest;
-    const records = built.flatMap((output) => output.records);
-    let commands = 0;
-    for (const item of sent) commands += item.inboundLength;
-    // Offsets past these batches that an earlier owner may have sent stay in doubt; the
-    // intent stored with the offset also covers the next batches ahead of time, and it
-    // never shrinks: batches behind these may already be out under it.
-    const nextIntent: SendIntent = {
-      untilOffset: maxOffset(
-        maxOffset(
-          ahead(lastOffset, intentReach(commands)),
-          ownership.doubtBeyond(partition, lastOffset),
-        ),
-        ownership.coveredUntil(partition),
-      ),
-      atMs: Date.now(),
-      by: this.#instanceId,
-    };
-    const next = (BigInt(lastOffset) + 1n).toString();
-    const committed = await this.#handover.commit(
-      newest.batch,
-      records,
-      next,
-      nextIntent,
-      oldest.generation,
-      oldest.assignment,
-    );
-    if (!committed) return false;
-    ownership.batchCommitted(partition, {
-      topic: newest.batch.topic,
-      lastOffset,
-      intentUntil: nextIntent.untilOffset,
-      assignment: oldest.assignment,
-    });
-    const { stageDuration } = this.#options.metrics;
-    const now = performance.now();
-    sent.forEach((item, index) => {
-      const output = built[index];
-      if (!output) return;
-      // From the last answer until visible: the wait behind earlier commits included.
-      stageDuration.observe({ stage: 'commit' }, (now - item.readyMs) / 1000);
-      this.#count(output.results, output.deadLetterReasons);
-      this.#commitMetrics.committed(item.commands, output.results);
-      item.trace?.committed(output.results);
-    });
-    this.#log.debug(
-      {
-        partition,
-        batches: sent.length,
-        commands,
-        commitMs: Math.round(now - startedMs),
-      },
-      'batches committed',
-    );
-    return true;
+  /** See BatchCommitter.commit. */
+  commit(partition: number, sent: readonly SentBatch[]): Promise<boolean> {
+    return this.#committer.commit(partition, sent);
   }
 
   /** What a batch that did not commit handed out, kept for the batch read again. */
@@ -430,46 +279,5 @@ export class BatchProcessor {
         span,
       });
     });
-  }
-
-  #resultOf(command: Command, outcome: SendOutcome | undefined): Result {
-    if (command.kind === 'invalid') return validationResult(command);
-    if (!outcome || outcome.kind === 'abandoned') {
-      throw new Error('a valid command reached its result without an outcome');
-    }
-    return sendResult(command as ValidCommand, outcome);
-  }
-
-  /** A record ferry failed on: counted and logged; it already has its internal-error result. */
-  #internalError(step: 'read' | 'output', record: InboundRecord, error: unknown): void {
-    this.#options.metrics.internalErrors.inc({ step });
-    this.#log.error(
-      {
-        step,
-        partition: record.partition,
-        offset: record.offset,
-        err: errorText(error),
-      },
-      'internal error on a record: it gets an internal-error result and a dead letter',
-    );
-  }
-
-  #count(results: readonly Result[], deadLetterReasons: readonly string[]): void {
-    const { metrics } = this.#options;
-    incEach(
-      metrics.deadLetters,
-      deadLetterReasons.map((reason) => ({ reason })),
-    );
-    incEach(
-      metrics.results,
-      results.map((result) => ({
-        type: boundedTypeLabel(result.type),
-        stage: result.stage,
-        success: String(result.success),
-      })),
-    );
-    let parts = 0;
-    for (const result of results) if (typeof result.parts === 'number') parts += result.parts;
-    if (parts > 0) metrics.partsBilled.inc(parts);
   }
 }

@@ -65,3 +65,21 @@ export const reconcilableTypes: ReadonlySet<OperationType> = new Set<OperationTy
 export function isReconcilable(type: OperationType, id: unknown): boolean {
   return reconcilableTypes.has(type) && typeof id === 'number' && Number.isFinite(id);
 }
+
+/** The offset `count` records past `offset`. */
+export function ahead(offset: string, count: number): string {
+  return (BigInt(offset) + BigInt(count)).toString();
+}
+
+/**
+ * Records past a batch that the send intent written with it covers in advance, so that
+ * the next batches need no intent transaction of their own. Fetched batches vary in size
+ * under load, so one batch's length ahead left every second batch uncovered; the price of
+ * a longer reach is paid only after a failover, when the next owner looks those offsets
+ * up in a few large envelopes instead of sending them straight away.
+ */
+const INTENT_REACH_MIN = 256;
+
+export function intentReach(batchLength: number): number {
+  return Math.max(2 * batchLength, INTENT_REACH_MIN);
+}
