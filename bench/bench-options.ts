@@ -82,7 +82,9 @@ export function readBenchOptions(
     env.FERRY_BENCH_PACED_RATES ?? '200,5000',
     1,
   );
-  const subjects = (env.FERRY_BENCH_SUBJECTS ?? SUBJECTS.join(',')).split(',').map((s) => s.trim());
+  // ferry-before (an earlier build, FERRY_BENCH_BEFORE) runs only when asked for.
+  const defaults = SUBJECTS.filter((s) => s !== 'ferry-before' || env.FERRY_BENCH_BEFORE);
+  const subjects = (env.FERRY_BENCH_SUBJECTS ?? defaults.join(',')).split(',').map((s) => s.trim());
   const unknown = subjects.filter((s) => !(SUBJECTS as readonly string[]).includes(s));
   if (unknown.length > 0 || subjects.length === 0) {
     throw new Error(

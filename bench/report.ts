@@ -138,11 +138,11 @@ function figuresRow(first: string, f: ScenarioFigures): string {
 }
 
 /** ferry ÷ peer of each column: above 1 is better for cmd/s, below 1 better for the rest. */
-function ratioRow(ferry: ScenarioFigures, peer: ScenarioFigures): string {
+function ratioRow(ferry: ScenarioFigures, peer: ScenarioFigures, label = 'ferry ÷ peer'): string {
   const r = (a: number, b: number) => (b > 0 ? `${n(a / b, 2)}x` : '-');
   return row([
     '',
-    'ferry ÷ peer',
+    label,
     r(ferry.commandsPerSecond, peer.commandsPerSecond),
     r(ferry.latency.p50Ms, peer.latency.p50Ms),
     r(ferry.latency.p95Ms, peer.latency.p95Ms),
@@ -210,6 +210,8 @@ export function formatReport(report: BenchReport): string {
     const ferry = g.rows.find((f) => f.subject === 'ferry');
     const peer = g.rows.find((f) => f.subject === 'peer');
     if (ferry && peer) out.push(ratioRow(ferry, peer));
+    const before = g.rows.find((f) => f.subject === 'ferry-before');
+    if (ferry && before) out.push(ratioRow(ferry, before, 'ferry ÷ before'));
   }
   out.push('');
   out.push('targets (ferry)');

@@ -79,7 +79,7 @@ async function withSubject<T>(
   const topics = subjectTopics(base);
   await createTopics(
     context,
-    name === 'ferry'
+    name === 'ferry' || name === 'ferry-before'
       ? [topics.commands, topics.results, topics.status, topics.dlq]
       : [topics.commands, topics.results],
     settings.partitions,

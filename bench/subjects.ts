@@ -10,12 +10,13 @@ import { freePort } from '../tools/kafka/broker.ts';
 import { answers200, BenchChild } from './child-process.ts';
 import { ferryEntryArgs, ferryEntryEnv, ferryEntryKind } from './ferry-entry.ts';
 
-export const SUBJECTS = ['ferry', 'peer', 'baseline'] as const;
+export const SUBJECTS = ['ferry', 'ferry-before', 'peer', 'baseline'] as const;
 export type SubjectName = (typeof SUBJECTS)[number];
 
 /** Labels in the table and logs. */
 export const SUBJECT_LABELS: Readonly<Record<SubjectName, string>> = {
   ferry: 'ferry',
+  'ferry-before': 'ferry before',
   peer: 'redpanda-connect',
   baseline: 'kafkajs plain',
 };
@@ -66,10 +67,23 @@ export interface StartedSubject {
   readonly metricsUrl?: string;
 }
 
-async function startFerry(s: SubjectStart): Promise<StartedSubject> {
+/**
+ * Another build of ferry, for a before/after comparison in one run: FERRY_BENCH_BEFORE
+ * names a checkout of an earlier commit with its dependencies installed and dist/ built.
+ */
+export function beforeRoot(): string {
+  const dir = process.env.FERRY_BENCH_BEFORE?.trim();
+  if (!dir)
+    throw new Error(
+      'the ferry-before subject needs FERRY_BENCH_BEFORE (an earlier checkout, built)',
+    );
+  return dir;
+}
+
+async function startFerry(s: SubjectStart, name = 'ferry'): Promise<StartedSubject> {
   const opsPort = await freePort();
   const child = new BenchChild({
-    name: 'ferry',
+    name,
     cwd: s.root,
     args: [
       ...(s.ferryNodeFlags ?? []),
@@ -172,6 +186,8 @@ export function startSubject(name: SubjectName, s: SubjectStart): Promise<Starte
   switch (name) {
     case 'ferry':
       return startFerry(s);
+    case 'ferry-before':
+      return startFerry({ ...s, root: beforeRoot() }, 'ferry-before');
     case 'peer':
       return startPeer(s);
     case 'baseline':
