@@ -45,6 +45,8 @@ export interface Plan {
   readonly gatewayFaults: GatewayFaults;
   readonly portFaults: PortFaults;
   readonly markerDelayMaxMs: number;
+  /** Longest load of a restarted broker's transaction coordinator, ms. */
+  readonly coordinatorLoadMaxMs: number;
   readonly faults: readonly Fault[];
   /** Faults and fault rates end here; then the run must finish. */
   readonly healAtMs: number;
@@ -101,6 +103,7 @@ export function planRun(seed: number, overrides: Partial<Plan> = {}): Plan {
       maxBatchRecords: r.pick([1, 5, 20]),
     },
     markerDelayMaxMs: r.pick([0, 20, 200]),
+    coordinatorLoadMaxMs: r.pick([0, 500, 3_000]),
     faults: faults.sort((a, b) => a.atMs - b.atMs),
     healAtMs,
     ...overrides,

@@ -66,4 +66,29 @@ export const scenarios: Record<string, (seed: number) => Plan> = {
       healAtMs: 15_000,
     };
   },
+  /**
+   * Finding 19: a result commit fails while the broker restarts (its coordinator loading
+   * for seconds), the partition's re-read begins a takeover that waits for the id's last
+   * transaction, and a replica joins meanwhile, the group leaving the partition here.
+   */
+  'takeover-spanning-a-rebalance': (seed) => {
+    const base = planRun(seed);
+    const restartAtMs = 2_000 + (seed % 10) * 150;
+    const downMs = 1_000 + (seed % 7) * 300;
+    return {
+      ...base,
+      replicas: 1,
+      partitions: 2,
+      commands: 60,
+      produceWindowMs: 9_000,
+      markerDelayMaxMs: 50,
+      coordinatorLoadMaxMs: 4_000,
+      portFaults: { ...base.portFaults, unknownOutcomeRate: 0.2, lateFetchRate: 0 },
+      faults: [
+        { kind: 'broker-restart', atMs: restartAtMs, downMs },
+        { kind: 'join', atMs: restartAtMs + downMs + (seed % 5) * 400 },
+      ],
+      healAtMs: 14_000,
+    };
+  },
 };

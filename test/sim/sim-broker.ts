@@ -50,6 +50,12 @@ interface TransactionalId {
 export interface BrokerTiming {
   /** Longest wait between a logged commit and its markers, ms. */
   readonly markerDelayMaxMs: number;
+  /**
+   * Longest time a restarted broker's transaction coordinator takes to load its log, ms:
+   * markers of transactions logged before the restart wait for it, and so does every
+   * InitProducerId of their ids (the client retries it meanwhile).
+   */
+  readonly coordinatorLoadMaxMs: number;
 }
 
 /** kafkajs's text of a broker that cannot be reached. */
@@ -66,6 +72,8 @@ export class SimBroker {
   readonly #offsets = new Map<number, OffsetEntry>();
   readonly #ids = new Map<string, TransactionalId>();
   #down = false;
+  /** Until when (virtual ms) the transaction coordinator is loading after a restart. */
+  #loadedAtMs = 0;
   #up: { promise: Promise<void>; resolve: () => void } | undefined;
   readonly #restartListeners: (() => void)[] = [];
   #downWaiters: (() => void)[] = [];
@@ -105,6 +113,7 @@ export class SimBroker {
   comeUp(): void {
     if (!this.#down) return;
     this.#down = false;
+    this.#loadedAtMs = Date.now() + this.#random.int(0, this.#timing.coordinatorLoadMaxMs);
     this.#up?.resolve();
     this.#up = undefined;
     for (const listener of this.#restartListeners) listener();
@@ -229,6 +238,9 @@ export class SimBroker {
   async #writeMarkers(transactionalId: string, id: TransactionalId, logged: Logged): Promise<void> {
     const delay = this.#random.int(0, this.#timing.markerDelayMaxMs);
     if (delay > 0) await sleep(delay);
+    while (this.#down) await this.#up?.promise;
+    const loading = this.#loadedAtMs - Date.now();
+    if (loading > 0) await sleep(loading);
     while (this.#down) await this.#up?.promise;
     for (const record of logged.records) {
       this.visible.push({

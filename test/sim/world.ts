@@ -57,6 +57,7 @@ async function simulate(
 ): Promise<RunOutcome> {
   const broker = new SimBroker(random.fork(), plan.partitions, {
     markerDelayMaxMs: plan.markerDelayMaxMs,
+    coordinatorLoadMaxMs: plan.coordinatorLoadMaxMs,
   });
   const group = new SimGroup(broker, plan.settings.sessionMs);
   const gateway = new SimGateway(random.fork(), plan.settings.requestTimeoutMs, plan.gatewayFaults);
