@@ -30,17 +30,27 @@ const IN_ORDER: SequenceCheck = { kind: 'in-order' };
 export class BatchSequence {
   /** The offset the next batch should begin at (unknown after a rejoin). */
   #next: bigint | undefined;
-  /** The last gap read again, to tell an empty stretch from missing records. */
-  #gap: { from: bigint; to: bigint } | undefined;
+  /** Where the first batch of this assignment was fetched from, until its takeover checked it. */
+  #unverified: bigint | undefined;
+  /**
+   * A gap found and read again from its start: only the first batch of that read may show
+   * that nothing lies in it (it begins past the start at the same offset again).
+   */
+  #reread: { from: bigint; to: bigint; first: boolean } | undefined;
 
   /** The group answered: the partition is read from its group offset again. */
   assigned(): void {
     this.#next = undefined;
+    this.#unverified = undefined;
+    this.#reread = undefined;
   }
 
-  /** The partition is read again from `offset`. */
+  /** The partition is read again from `offset` (a gap's start, or a batch that failed). */
   rewound(offset: string): void {
-    this.#next = BigInt(offset);
+    const from = BigInt(offset);
+    this.#next = from;
+    if (this.#reread?.from === from) this.#reread.first = true;
+    else this.#reread = undefined;
   }
 
   /**
@@ -51,23 +61,35 @@ export class BatchSequence {
     const expected = this.#next;
     const begin = BigInt(fetchedFrom);
     const end = BigInt(nextOffset);
-    if (expected === undefined || begin === expected) return this.#took(end);
+    const reread = this.#reread;
+    const firstOfReread = reread?.first === true;
+    if (reread) reread.first = false;
+    if (expected === undefined) {
+      // The first batch of the assignment: its takeover checks it against the group offset.
+      this.#unverified = begin;
+      return this.#took(end);
+    }
+    if (begin === expected) return this.#took(end);
     if (begin < expected) {
       if (end > expected) this.#next = end;
       return { kind: 'overlap', from: expected };
     }
-    if (this.#confirmed(expected, begin)) return this.#took(end);
-    return { kind: 'gap', from: expected.toString() };
+    // The read from the gap's start began past it at the same offset: nothing lies between.
+    if (firstOfReread && reread?.from === expected && reread.to === begin) return this.#took(end);
+    return this.#gap(expected, begin);
   }
 
   /**
    * The takeover read `floor` (the group offset; 0 when the group has none) and its batch
-   * was fetched from `fetchedFrom`: a gap when records between were never handed over.
+   * was fetched from `fetchedFrom`. Only the first batch of an assignment is compared with
+   * the floor (every later one was checked against the batch before it): a gap when it
+   * was fetched from past the floor.
    */
   atTakeover(floor: bigint, fetchedFrom: string): SequenceCheck {
     const begin = BigInt(fetchedFrom);
-    if (begin <= floor || this.#confirmed(floor, begin)) return IN_ORDER;
-    return { kind: 'gap', from: floor.toString() };
+    if (this.#unverified !== begin) return IN_ORDER;
+    this.#unverified = undefined;
+    return begin <= floor ? IN_ORDER : this.#gap(floor, begin);
   }
 
   #took(next: bigint): SequenceCheck {
@@ -75,15 +97,9 @@ export class BatchSequence {
     return IN_ORDER;
   }
 
-  /** Whether this gap was read again already and began at the same offset: nothing lies in it. */
-  #confirmed(from: bigint, to: bigint): boolean {
-    const seen = this.#gap;
-    if (seen && seen.from === from && seen.to === to) {
-      this.#gap = undefined;
-      return true;
-    }
-    this.#gap = { from, to };
-    return false;
+  #gap(from: bigint, to: bigint): SequenceCheck {
+    this.#reread = { from, to, first: false };
+    return { kind: 'gap', from: from.toString() };
   }
 }
 
@@ -118,5 +134,13 @@ export function inSequence(
     return undefined;
   }
   const records = batch.records.filter((record) => BigInt(record.offset) >= check.from);
-  return records.length === 0 ? undefined : { ...noted, records };
+  const kept = records[0];
+  if (!kept) return undefined;
+  // Read again, it starts at what it kept: what came before is handed over already.
+  return {
+    ...noted,
+    records,
+    fetchedFrom: kept.offset,
+    rewind: (offset) => noted.rewind(offset ?? kept.offset),
+  };
 }

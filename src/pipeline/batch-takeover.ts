@@ -70,9 +70,11 @@ export async function readyToSend(
           .sequence.atTakeover(ownership.floor(partition) ?? 0n, batch.fetchedFrom ?? first.offset)
       : undefined;
     if (check?.kind === 'gap') {
-      context.logger.warn(
+      // Also routine where transaction markers follow the group offset (kafkajs steps over
+      // them without a word): the read again then lands where this batch began, and is taken.
+      context.logger.info(
         { partition, groupOffset: check.from, fetchedFrom: batch.fetchedFrom ?? first?.offset },
-        "a batch began past the partition's group offset: reading the partition again from there",
+        "a batch was fetched from past the partition's group offset: reading it again from there",
       );
       batch.rewind(check.from);
       return 'rewound';

@@ -121,12 +121,13 @@ export class PartitionHandover {
       records,
       offset,
       metadata: intent ? encodeSendIntent(intent) : null,
+      // The outcome may be unknown (a restarting broker can still complete it): the group
+      // offset is read again before the next batch of the partition, whether this one
+      // retries or not.
+      uncertain: () => ownership.commitUncertain(partition),
       mayRetry: async () => {
-        // The outcome may be unknown (a restarting broker can still complete it): the group
-        // offset is read again before the next batch of the partition, whether this one
-        // retries or not. It retries only while no rebalance may have given the partition
-        // to another replica, and while this member still owns it.
-        ownership.commitUncertain(partition);
+        // It retries only while no rebalance may have given the partition to another
+        // replica, and while this member still owns it.
         if (!batch.isCurrent() || generation !== ownership.generation) {
           logger.info({ partition }, 'not retrying the commit: the group changed meanwhile');
           return false;

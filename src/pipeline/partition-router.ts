@@ -43,9 +43,9 @@ export class PartitionRouter {
     const { metrics } = this.#options;
     const worker = this.#options.workers.get(fetched.partition);
     const batch = inSequence(fetched, worker.sequence, (from) =>
-      this.#log.warn(
-        { partition: fetched.partition, expected: from, batchFrom: fetched.records[0]?.offset },
-        'a batch began past where its partition should continue: reading it again from there',
+      this.#log.info(
+        { partition: fetched.partition, expected: from, fetchedFrom: fetched.fetchedFrom },
+        'a batch was fetched from past where its partition should continue: reading it again from there',
       ),
     );
     if (!batch) return;

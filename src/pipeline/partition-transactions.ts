@@ -34,6 +34,8 @@ export interface CommitRequest {
   /** The group offset to commit, and the metadata stored with it. */
   readonly offset: string;
   readonly metadata: string | null;
+  /** An attempt failed and its outcome may be unknown (called at once, before any wait). */
+  readonly uncertain?: () => void;
   /**
    * Asked after an attempt whose outcome may be unknown, before a new producer is
    * initialised (which fences whoever holds the transactional id): false gives up.
@@ -145,6 +147,10 @@ export class PartitionTransactions {
         log.warn({ partition, attempt, err: message }, 'result transaction failed');
         await this.close([partition]);
         if (FENCED.test(message)) return 'fenced';
+        // The outcome may be unknown: from now on the partition's next batch reads the group
+        // offset again first, whether or not this commit is retried.
+        request.uncertain?.();
+        if (attempt === COMMIT_ATTEMPTS) return 'failed';
         // Asked after the wait, right before a new producer fences whoever holds the id:
         // the group may have moved the partition during the wait.
         await sleep(Math.min(5_000, 200 * 2 ** attempt));

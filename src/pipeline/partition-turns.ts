@@ -183,6 +183,14 @@ export class PartitionTurns {
       );
       sent = 'again';
     }
+    if (sent === 'rewound') {
+      // The takeover read the partition again from its group offset: what is queued behind
+      // this batch comes again, at once (no await between the seek and this).
+      this.#lanes.rewound(partition);
+      step('rewound: read again from the group offset');
+      finish();
+      return;
+    }
     if (typeof sent === 'object') {
       if (stale()) {
         // An earlier batch's commit failed meanwhile: its rewind brings these again.
@@ -210,10 +218,6 @@ export class PartitionTurns {
       if (sent === 'done') {
         if (last) this.#options.commitMetrics.done(partition, last.offset);
         next = 'committed before';
-      } else if (sent === 'rewound') {
-        // The processor read the partition again from an earlier offset than this batch's.
-        this.#lanes.rewound(partition);
-        next = 'read again from the group offset';
       } else if (ownership.assignment === assignment) {
         // After a rejoin kafkajs fetches from the committed offset by itself.
         batch.rewind();

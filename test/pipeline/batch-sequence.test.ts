@@ -67,13 +67,39 @@ test('a gap read again that begins at the same offset is empty (markers, compact
   assert.deepEqual(sequence.check('16', '17'), { kind: 'in-order' });
 });
 
-test('atTakeover: a batch past the group offset is a gap, unless reading again lands there too', () => {
+test('atTakeover: the first batch of an assignment fetched past the group offset is a gap', () => {
   const sequence = new BatchSequence();
-  assert.deepEqual(sequence.atTakeover(5n, '5'), { kind: 'in-order' });
-  assert.deepEqual(sequence.atTakeover(5n, '3'), { kind: 'in-order' });
+  sequence.check('8', '10');
   assert.deepEqual(sequence.atTakeover(5n, '8'), { kind: 'gap', from: '5' });
-  assert.deepEqual(sequence.atTakeover(5n, '8'), { kind: 'in-order' });
-  assert.deepEqual(sequence.atTakeover(5n, '9'), { kind: 'gap', from: '5' });
+  sequence.rewound('5');
+  // The read from the group offset begins there: in order, and nothing is left to verify.
+  assert.deepEqual(sequence.check('5', '10'), { kind: 'in-order' });
+  assert.deepEqual(sequence.atTakeover(5n, '5'), { kind: 'in-order' });
+});
+
+test('atTakeover: a batch fetched at or below the group offset, or a later one, is in order', () => {
+  const sequence = new BatchSequence();
+  sequence.check('3', '6');
+  assert.deepEqual(sequence.atTakeover(5n, '3'), { kind: 'in-order' });
+  sequence.check('6', '9');
+  // A takeover within the assignment (after an uncertain commit): checked against the batch before.
+  assert.deepEqual(sequence.atTakeover(4n, '6'), { kind: 'in-order' });
+});
+
+test('a gap is confirmed empty only by the first batch of its re-read, and never after a rejoin', () => {
+  const sequence = new BatchSequence();
+  sequence.check('150', '160');
+  assert.deepEqual(sequence.atTakeover(100n, '150'), { kind: 'gap', from: '100' });
+  sequence.rewound('100');
+  assert.deepEqual(sequence.check('100', '150'), { kind: 'in-order' });
+  // The same late fetch from 150 again, in a later assignment with the group offset still 100.
+  sequence.assigned();
+  sequence.check('150', '160');
+  assert.deepEqual(sequence.atTakeover(100n, '150'), { kind: 'gap', from: '100' });
+  // Within an assignment: a later batch past the expected offset is a gap, not a confirmation.
+  sequence.rewound('100');
+  sequence.check('100', '120');
+  assert.deepEqual(sequence.check('150', '160'), { kind: 'gap', from: '120' });
 });
 
 test('inSequence: a batch past a gap is dropped and its partition read again from the gap', () => {
@@ -108,6 +134,7 @@ test('inSequence: records handed over already are left out; a rewind is noted', 
     undefined,
   );
   overlapping?.rewind();
-  assert.deepEqual(rewinds, ['2']);
-  assert.deepEqual(sequence.check('2', '4'), { kind: 'in-order' });
+  // Read again from what it kept, not from what was handed over already.
+  assert.deepEqual(rewinds, ['5']);
+  assert.deepEqual(sequence.check('5', '7'), { kind: 'in-order' });
 });

@@ -206,7 +206,11 @@ export class SimConsumer implements GroupConsumer {
         from,
         this.#random.int(1, this.#faults.maxBatchRecords),
       );
-      if (read.records.length === 0) continue;
+      if (read.records.length === 0) {
+        // Only transaction markers: kafkajs steps past them itself, never telling the handler.
+        if (track && read.next > from) this.#positions.set(partition, read.next);
+        continue;
+      }
       const records = read.records.map(({ offset, record }) => ({
         topic: this.#options.topic,
         partition,
