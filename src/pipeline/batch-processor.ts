@@ -5,17 +5,14 @@
  * batch runs (lanes, backpressure, lifecycle); this decides what running it does.
  */
 import type { InboundRecord, RecordBatch } from '../kafka/kafka-port.ts';
-import type { Logger } from '../observability/logger.ts';
-import type { FerryMetrics } from '../observability/metrics.ts';
 import { incEach } from '../observability/tally.ts';
 import type { CommandSpan } from '../observability/tracing.ts';
 import { unlessAborted } from './abortable.ts';
-import { BatchCommitter } from './batch-commit.ts';
+import { BatchCommitter, type BatchCommitterOptions } from './batch-commit.ts';
 import { readyToSend } from './batch-takeover.ts';
 import type { BatchTrace } from './batch-trace.ts';
 import type { Batcher } from './batcher.ts';
 import type { Command, CommandReaderOptions, ValidCommand } from './command.ts';
-import type { CommitMetrics } from './commit-metrics.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import { type InternalErrorStep, internalErrorReporter } from './internal-error.ts';
 import { readCommandGuarded } from './last-resort.ts';
@@ -31,27 +28,15 @@ import {
 } from './send-outcome.ts';
 import type { SendPhase, SentBatch } from './sent-batch.ts';
 
-export interface BatchProcessorOptions {
-  readonly metrics: FerryMetrics;
-  readonly logger: Logger;
-  readonly topics: { readonly results: string; readonly dlq: string };
-  readonly recordMaxBytes: number;
-  readonly propagateHeaders?: readonly string[] | undefined;
-  /** `source`: each result in its command's partition number, not its key's hash. */
-  readonly resultsPartitioning?: 'key' | 'source' | undefined;
-  /** See PipelineOptions.lookupDelayMs and leaseMs. */
-  readonly lookupDelayMs: number;
+/** What the commit phase needs (batch-commit.ts), and what the send phase needs besides. */
+export interface BatchProcessorOptions extends Omit<BatchCommitterOptions, 'internalError'> {
+  /** See PipelineOptions.leaseMs. */
   readonly leaseMs: number;
-  readonly ownership: PartitionOwnership;
   /** Each partition's worker: where its batches must continue (see batch-sequence.ts). */
   readonly workers: PartitionWorkers;
-  readonly handover: PartitionHandover;
   readonly dispatcher: Dispatcher;
   readonly batcher: Batcher<Outbound>;
-  readonly commitMetrics: CommitMetrics;
   readonly reader: CommandReaderOptions;
-  /** Names this process in the send intents it writes. */
-  readonly instanceId: string;
   /** When the group coordinator last confirmed this member, ms since the epoch (0: never). */
   readonly confirmedAt: () => number;
   /** The pipeline is stopping: partial envelopes go out at once. */
