@@ -3,12 +3,14 @@
  * partition's worker (checked for sequence, counted against the in-flight budget, into
  * its lane), and each group answer starts a new assignment for every worker (work begun
  * before it stops, producers of partitions gone or of a member taken back are closed).
+ * It also tells what a partition holds now, for the stall warning.
  */
 import type { GroupConsumer, RecordBatch } from '../kafka/kafka-port.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { FerryMetrics } from '../observability/metrics.ts';
 import { inSequence } from './batch-sequence.ts';
 import type { CommitMetrics } from './commit-metrics.ts';
+import type { Dispatcher } from './dispatcher.ts';
 import type { FetchControl } from './fetch-control.ts';
 import { batchBytes } from './in-flight-budget.ts';
 import type { PartitionOwnership } from './partition-ownership.ts';
@@ -27,6 +29,8 @@ export interface PartitionRouterOptions {
   readonly turns: PartitionTurns;
   readonly transactions: PartitionTransactions;
   readonly consumer: () => GroupConsumer | undefined;
+  /** Its envelopes in flight and queued, for the stall warning. */
+  readonly dispatcher: Pick<Dispatcher, 'inFlight' | 'queued'>;
 }
 
 export class PartitionRouter {
@@ -96,5 +100,33 @@ export class PartitionRouter {
     // join comes before that consumer's first fetch, so a paused replica stays paused.
     if (this.#options.fetch.held) this.#options.consumer()?.pause();
     this.#log.info({ partitions }, 'partitions assigned');
+  }
+
+  /** What the pipeline holds for one partition now (the stall warning's details). */
+  describe(partition: number): Record<string, unknown> {
+    const worker = this.#options.workers.get(partition);
+    const fetched = worker.lastFetched;
+    return {
+      ...this.#options.turns.describe(partition),
+      ownership: {
+        ...worker.describe(this.#options.ownership.owns(partition)),
+        generation: this.#options.ownership.generation,
+        assignment: this.#options.ownership.assignment,
+      },
+      lastFetched: fetched
+        ? { offset: fetched.lastOffset, agoMs: Date.now() - fetched.atMs }
+        : undefined,
+      lag: worker.lag,
+      inFlight: {
+        commands: this.#options.fetch.budget.commands,
+        bytes: this.#options.fetch.budget.bytes,
+        exhausted: this.#options.fetch.budget.exhausted,
+      },
+      fetchingPaused: this.#options.consumer()?.paused,
+      envelopes: {
+        inFlight: this.#options.dispatcher.inFlight,
+        queued: this.#options.dispatcher.queued,
+      },
+    };
   }
 }

@@ -115,7 +115,10 @@ export class PartitionTurns {
   /** What a partition's lane and commits hold now. */
   describe(partition: number): Record<string, unknown> {
     return {
-      lane: this.#lanes.describe(partition),
+      lane: {
+        ...this.#lanes.describe(partition),
+        step: this.#options.workers.find(partition)?.step,
+      },
       commits: this.#commits.describe(partition),
     };
   }

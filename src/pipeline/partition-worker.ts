@@ -51,16 +51,9 @@ export class PartitionWorker {
     return this.facts.needsTakeover() ? 'taking-over' : 'ready';
   }
 
+  /** What is known of the partition, for the stall warning's `ownership`. */
   describe(owned: boolean): Record<string, unknown> {
-    return {
-      state: this.state(owned),
-      ...this.facts.describe(),
-      lag: this.lag,
-      lastFetched: this.lastFetched
-        ? { offset: this.lastFetched.lastOffset, agoMs: Date.now() - this.lastFetched.atMs }
-        : undefined,
-      step: this.step,
-    };
+    return { owned, state: this.state(owned), ...this.facts.describe() };
   }
 }
 

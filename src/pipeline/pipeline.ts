@@ -47,8 +47,6 @@ export class Pipeline implements PipelineControl {
   readonly #workers = new PartitionWorkers();
   readonly #ownership = new PartitionOwnership(this.#workers);
   readonly #handover: PartitionHandover;
-  /** What running one batch does (see batch-processor.ts). */
-  readonly #processor: BatchProcessor;
   /** Per partition: its batches' turns, and their commits in fetch order. */
   readonly #turns: PartitionTurns;
   readonly #commitMetrics: CommitMetrics;
@@ -112,7 +110,8 @@ export class Pipeline implements PipelineControl {
       inDoubtSettleMs: options.inDoubtSettleMs,
       fencedHoldMs: options.fencedHoldMs,
     });
-    this.#processor = new BatchProcessor({
+    // What running one batch does (see batch-processor.ts).
+    const processor = new BatchProcessor({
       metrics: options.metrics,
       logger: this.#log,
       topics: options.topics,
@@ -140,7 +139,7 @@ export class Pipeline implements PipelineControl {
       onStep: (partition, step) => this.#turns.step(partition, step),
     });
     this.#turns = new PartitionTurns({
-      processor: this.#processor,
+      processor,
       ownership: this.#ownership,
       workers: this.#workers,
       commitMetrics: this.#commitMetrics,
@@ -166,6 +165,7 @@ export class Pipeline implements PipelineControl {
       turns: this.#turns,
       transactions: this.#transactions,
       consumer: () => this.#consumer,
+      dispatcher: this.#dispatcher,
     });
     this.#stallWatch = new StallWatch({
       logger: this.#log,
@@ -173,25 +173,8 @@ export class Pipeline implements PipelineControl {
       // An operator's pause, a refused key or a drain stop commits on purpose.
       ages: () =>
         this.#fetch.mode.pauseReasons.length > 0 ? new Map() : this.#commitMetrics.ages(),
-      describe: (partition) => this.#describe(partition),
+      describe: (partition) => this.#router.describe(partition),
     });
-  }
-
-  /** What the pipeline holds for one partition now (the stall warning's details). */
-  #describe(partition: number): Record<string, unknown> {
-    return {
-      ...this.#turns.describe(partition),
-      worker: this.#workers.get(partition).describe(this.#ownership.owns(partition)),
-      generation: this.#ownership.generation,
-      assignment: this.#ownership.assignment,
-      inFlight: {
-        commands: this.#fetch.budget.commands,
-        bytes: this.#fetch.budget.bytes,
-        exhausted: this.#fetch.budget.exhausted,
-      },
-      fetchingPaused: this.#consumer?.paused,
-      envelopes: { inFlight: this.#dispatcher.inFlight, queued: this.#dispatcher.queued },
-    };
   }
 
   get #stopping(): boolean {
