@@ -7,9 +7,11 @@
  * assignment is checked against the group offset its takeover read (`atTakeover`), and
  * every later batch against the end of the one before (`check`).
  *
- * A batch that begins past where it should: the partition is read again from there. If
- * that read begins past it again, at the same offset, nothing lies between (transaction
- * markers, aborted records, compaction, retention) and the batch is taken. A batch that
+ * A batch fetched from past where it should: the partition is read again from there. If
+ * the first batch of that read is fetched from past it again, at the same offset, nothing
+ * lies between (transaction markers, aborted records, compaction, retention; kafkajs
+ * steps over a fetch that found only those without a word) and the batch is taken; an
+ * older observation, or one of an earlier assignment, never confirms a gap. A batch that
  * begins before: what was already handed over in this assignment is left out.
  *
  * Named transitions: `assigned` (the group answered), `rewound` (the partition is read
