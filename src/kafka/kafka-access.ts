@@ -15,10 +15,11 @@
  * - offsets committed outside any membership for a throwaway replay reader group (the
  *   commands and dead-letter topics) and a throwaway control-topic follower group (the
  *   control topic), each deleted: Group READ and DELETE on both prefixes, Topic READ;
- * - aborted transactions under `${clientId}-`, each adding one topic ferry writes
- *   transactionally: TransactionalId WRITE, Topic WRITE. The aborted probe records are
- *   never visible at read_committed, which is how every reader of these topics must read;
- * - initialising a transactional id under the replay's prefix: TransactionalId WRITE.
+ * - writing: one record one byte over each written topic's `max.message.bytes`, refused
+ *   for its size only after the broker checked Topic WRITE, so nothing is written
+ *   (access-probes.ts);
+ * - initialising a transactional id under `${clientId}-` and one under the replay's
+ *   prefix, without a transaction: TransactionalId WRITE.
  *
  * This module connects and runs the probes in order; access-steps.ts tries each probe
  * and classifies its failure, access-topics.ts creates and describes the topics, and
