@@ -17,7 +17,7 @@
  */
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ownStates, type PartitionStates } from './partition-states.ts';
+import { ownStates, type PartitionStates, whenAllIdle } from './partition-states.ts';
 
 /** A batch in the queue: it knows when every one of its commands has an outcome. */
 export interface Committable {
@@ -92,14 +92,8 @@ export class OrderedCommits<T extends Committable> {
   }
 
   /** Settles when no partition has anything left to commit. */
-  async idleAll(): Promise<void> {
-    while (true) {
-      const running = [...this.#queues.all()].flatMap((state) =>
-        state.running === undefined ? [] : [state.running],
-      );
-      if (running.length === 0) return;
-      await Promise.all(running);
-    }
+  idleAll(): Promise<void> {
+    return whenAllIdle(this.#queues);
   }
 
   async #drain(partition: number, state: CommitQueue<T>): Promise<void> {

@@ -10,7 +10,7 @@
  * group offset after a rejoin), so it is dropped, never handled twice and never skipped.
  */
 
-import { ownStates, type PartitionStates } from './partition-states.ts';
+import { ownStates, type PartitionStates, whenAllIdle } from './partition-states.ts';
 
 export interface PartitionLanesOptions<T> {
   /** Handles the batches a partition queued, oldest first; settles when they are done. */
@@ -113,14 +113,8 @@ export class PartitionLanes<T> {
   }
 
   /** Settles once no lane has a turn in progress. */
-  async idle(): Promise<void> {
-    while (true) {
-      const running = [...this.#lanes.all()].flatMap((lane) =>
-        lane.running === undefined ? [] : [lane.running],
-      );
-      if (running.length === 0) return;
-      await Promise.all(running);
-    }
+  idle(): Promise<void> {
+    return whenAllIdle(this.#lanes);
   }
 
   async #turns(partition: number, lane: Lane<T>): Promise<void> {

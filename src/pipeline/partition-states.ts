@@ -27,3 +27,16 @@ export function ownStates<S>(create: () => S): PartitionStates<S> {
     all: () => states.values(),
   };
 }
+
+/** Settles once no partition's state has work running, work begun meanwhile included. */
+export async function whenAllIdle(
+  states: PartitionStates<{ readonly running: Promise<void> | undefined }>,
+): Promise<void> {
+  while (true) {
+    const running = [...states.all()].flatMap((state) =>
+      state.running === undefined ? [] : [state.running],
+    );
+    if (running.length === 0) return;
+    await Promise.all(running);
+  }
+}
