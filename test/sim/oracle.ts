@@ -2,7 +2,8 @@
  * The rules every simulated run must keep, checked on what it left behind: each command
  * record has exactly one committed result; no id was carried out by the gateway more
  * often than it was written; no success is claimed for a send the gateway never got;
- * and, once faults stopped, every partition was committed to its end.
+ * no valid command is refused (else the gateway carried nothing out and the checks of
+ * sends held by default); and, once faults stopped, every partition was committed to its end.
  */
 import type { VisibleRecord } from './sim-broker.ts';
 
@@ -35,6 +36,11 @@ export function checkRun(input: OracleInput): string[] {
     if (sends > 1) violations.push(`command ${key}: id ${id} carried out ${sends} times`);
     if (!valid && sends > 0) violations.push(`command ${key}: invalid, yet sent`);
     const first = got[0];
+    // The simulator writes only commands the gateway accepts: a refusal (or a valid one
+    // failing validation) means the run tested nothing, or ferry misread its command.
+    if (valid && first?.success === false && first.stage !== 'transport') {
+      violations.push(`command ${key}: valid, yet ${first.stage} refused it: ${first.error}`);
+    }
     if (first?.success === true && sends === 0) {
       violations.push(`command ${key}: success without a send the gateway carried out`);
     }

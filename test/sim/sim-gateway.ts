@@ -52,7 +52,7 @@ export class SimGateway {
     this.faults = faults;
     this.gateway = new Gateway({
       apiKey: SIM_API_KEY,
-      senders: ['ferry', 'Acme'],
+      senders: ['FERRY'],
       initialBalance: 1_000_000,
       currency: 'EUR',
       pricePerPart: 0.01,
@@ -97,7 +97,7 @@ export class SimGateway {
         this.#requestTimeoutMs,
       );
       signal?.addEventListener('abort', onAbort, { once: true });
-      void this.#carry(link, transport, body).then((answer) => {
+      void this.#carry(link, transport, body, () => settled).then((answer) => {
         if (answer instanceof Error) settle(() => reject(answer));
         else if (answer !== undefined) {
           settle(() => resolve({ body: answer, durationMs: performance.now() - started }));
@@ -106,13 +106,21 @@ export class SimGateway {
     });
   }
 
-  /** The request's trip: @returns the answer body, an error, or undefined (no answer). */
+  /**
+   * The request's trip: @returns the answer body, an error, or undefined (no answer).
+   * A request issued while its replica is frozen waits for the thaw; one the client gave
+   * up on by then (its timers run on during a freeze here) never leaves. A real SIGSTOP
+   * issues nothing while stopped: delivering such a request seconds after its client
+   * moved on would be a delay no network of this kind adds.
+   */
   async #carry(
     link: ReplicaLink,
     transport: Transport,
     body: string,
+    gaveUp: () => boolean,
   ): Promise<string | Error | undefined> {
     await link.reachable();
+    if (gaveUp()) return undefined;
     const f = this.faults;
     const draw = this.#random.next();
     if (draw < f.refusedRate) {
