@@ -112,6 +112,13 @@ export class Daemon implements HealthSource {
       commitGapMs: config.FERRY_COMMIT_GAP_MS,
       stallAfterMs: config.FERRY_STALL_WARN_MS,
       resultsPartitioning: config.FERRY_RESULTS_PARTITIONING,
+      dedupe: config.FERRY_DEDUPE
+        ? {
+            topic: config.FERRY_TOPIC_DEDUPE,
+            windowMs: config.FERRY_DEDUPE_WINDOW_MS,
+            maxIds: config.FERRY_DEDUPE_MAX_IDS,
+          }
+        : undefined,
       concurrency: config.FERRY_CONCURRENCY,
       rateLimitRps: config.FERRY_RATE_LIMIT_RPS,
       maxCommandsInFlight: config.FERRY_MAX_COMMANDS_IN_FLIGHT,
@@ -216,6 +223,9 @@ export class Daemon implements HealthSource {
         dlq: config.FERRY_TOPIC_DLQ,
         unparsedCallbacks: config.FERRY_TOPIC_UNPARSED_CALLBACKS,
         control: config.FERRY_TOPIC_CONTROL,
+        dedupe: config.FERRY_DEDUPE
+          ? { topic: config.FERRY_TOPIC_DEDUPE, windowMs: config.FERRY_DEDUPE_WINDOW_MS }
+          : undefined,
       },
       topicSettings: {
         partitions: config.FERRY_TOPIC_PARTITIONS,

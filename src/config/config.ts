@@ -205,6 +205,17 @@ export const variables = {
    * `key`, the partition of its key's murmur2 hash (the Java client's default).
    */
   FERRY_RESULTS_PARTITIONING: v(oneOf('key', 'source'), 'source'),
+  /**
+   * Duplicate suppression by command id: a command whose id reached the gateway (or may
+   * have) on its partition within FERRY_DEDUPE_WINDOW_MS is answered `duplicate`, not sent.
+   * Off for producers that reuse ids on purpose.
+   */
+  FERRY_DEDUPE: v(boolean, true),
+  FERRY_DEDUPE_WINDOW_MS: v(integer(60_000, 30 * 86_400_000), 86_400_000),
+  /** Completed ids kept per partition at most (memory and takeover time); the oldest go first. */
+  FERRY_DEDUPE_MAX_IDS: v(integer(1_000, 100_000_000), 100_000),
+  /** Where each completed id is kept: compacted, co-partitioned with the commands. */
+  FERRY_TOPIC_DEDUPE: v(text, 'ferry.dedupe'),
   /** Envelopes per second across the process; 0 means no cap. */
   FERRY_RATE_LIMIT_RPS: v(integer(0, 1_000_000), 0),
   /** Commands read and not yet committed, at most (backpressure bound). */

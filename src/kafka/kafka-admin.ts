@@ -149,6 +149,13 @@ export class KafkaAdmin {
   }
 
   /** The end offset (high watermark) of each partition of a topic. */
+  /** The first and end offsets (high watermark) of each partition of a topic. */
+  async offsetRanges(topic: string): Promise<Map<number, { low: string; high: string }>> {
+    const admin = await this.#adminClient();
+    const offsets = await admin.fetchTopicOffsets(topic);
+    return new Map(offsets.map((o) => [o.partition, { low: o.low, high: o.high }]));
+  }
+
   async endOffsets(topic: string): Promise<Map<number, string>> {
     const admin = await this.#adminClient();
     const offsets = await admin.fetchTopicOffsets(topic);

@@ -23,6 +23,7 @@ import {
 } from './consumers.ts';
 import { cacheCoordinators } from './coordinator-cache.ts';
 import { KafkaAdmin } from './kafka-admin.ts';
+import type { StoredRecord } from './kafka-port.ts';
 import { kafkaConnection } from './kafka-security.ts';
 import {
   type CompressionTypes,
@@ -32,6 +33,7 @@ import {
   Partitioners,
 } from './kafkajs.ts';
 import { kafkaLogCreator } from './kafkajs-adapters.ts';
+import { readPartition } from './partition-reader.ts';
 import { RecordProducer, TRANSACTION_RETRY, TransactionalProducer } from './producers.ts';
 import type { PartitionOffset, TopicSpec } from './records.ts';
 import { CLIENT_RETRY, CONSUMER_METADATA_MAX_AGE_MS } from './retry-budget.ts';
@@ -129,6 +131,21 @@ export class KafkaClient {
   /** The end offset (high watermark) of each partition of a topic. */
   endOffsets(topic: string): Promise<Map<number, string>> {
     return this.#admin.endOffsets(topic);
+  }
+
+  /**
+   * Every committed record of the partition that records written with `partition` land
+   * in (`partition` modulo the topic's count), from its start to its end as of the call,
+   * in offset order; read without a consumer group (partition-reader.ts).
+   */
+  async readWhole(topic: string, partition: number, onRecord: (record: StoredRecord) => void) {
+    const count = await this.#admin.partitionCount(topic);
+    const target = partition % count;
+    const range = (await this.#admin.offsetRanges(topic)).get(target);
+    if (range === undefined) return;
+    await readPartition(this.#kafka, topic, target, Number(range.low), Number(range.high), (r) =>
+      onRecord({ offset: String(r.offset), key: r.key, value: r.value }),
+    );
   }
 
   /** Records of each partition of `topic` the group has not committed yet (KafkaAdmin.groupLag). */

@@ -170,6 +170,13 @@ export interface PartitionProducer {
   disconnect(): Promise<void>;
 }
 
+/** A record as a topic keeps it: what reading a partition whole hands over. */
+export interface StoredRecord {
+  readonly offset: string;
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+}
+
 /** What the pipeline asks of Kafka. */
 export interface KafkaPort {
   createBatchConsumer(options: BatchConsumerOptions): GroupConsumer;
@@ -178,4 +185,14 @@ export interface KafkaPort {
   committedOffsets(groupId: string, topic: string): Promise<Map<number, PartitionOffset>>;
   /** Whether the group is stable with this member in it. @throws when the coordinator cannot be asked. */
   isStableMember(groupId: string, memberId: string | undefined): Promise<boolean>;
+  /**
+   * Every committed record of the partition that records written with `partition` land
+   * in, from its start to its end as of the call, in offset order, without a group.
+   * @throws when it cannot be read (the caller tries again later).
+   */
+  readWhole(
+    topic: string,
+    partition: number,
+    onRecord: (record: StoredRecord) => void,
+  ): Promise<void>;
 }

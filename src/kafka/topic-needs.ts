@@ -17,6 +17,8 @@ export interface FerryTopics {
   readonly unparsedCallbacks: string;
   /** The fleet's control topic: one partition, compacted. */
   readonly control: string;
+  /** Duplicate suppression's topic, when it is on; its records outlive the window by at most a segment. */
+  readonly dedupe?: { readonly topic: string; readonly windowMs: number } | undefined;
 }
 
 export interface TopicNeed {
@@ -40,6 +42,18 @@ export const CONTROL_TOPIC_CONFIG = {
   'segment.ms': '600000',
 } as const;
 
+/**
+ * The dedupe topic's settings: compacted (one record per id) and deleted past the window,
+ * in segments of at most an hour, so an id is kept for the window and at most an hour more.
+ */
+export function dedupeTopicConfig(windowMs: number): Record<string, string> {
+  return {
+    'cleanup.policy': 'compact,delete',
+    'retention.ms': String(windowMs),
+    'segment.ms': String(Math.min(windowMs, 3_600_000)),
+  };
+}
+
 /** Each of ferry's topics with what ferry does with it. */
 export function topicNeeds(topics: FerryTopics, settings: ExpectedTopicSettings): TopicNeed[] {
   const common = {
@@ -51,7 +65,21 @@ export function topicNeeds(topics: FerryTopics, settings: ExpectedTopicSettings)
     operations: TopicNeed['operations'],
     writtenByFerry: boolean,
   ): TopicNeed => ({ topic, operations, describeConfigs: true, writtenByFerry, ...common });
+  const dedupe: TopicNeed[] = topics.dedupe
+    ? [
+        {
+          topic: topics.dedupe.topic,
+          operations: ['Read', 'Write'],
+          describeConfigs: false,
+          writtenByFerry: false,
+          // As many partitions as the commands: each commands partition's ids in its own.
+          partitions: settings.partitions,
+          config: { ...common.config, ...dedupeTopicConfig(topics.dedupe.windowMs) },
+        },
+      ]
+    : [];
   return [
+    ...dedupe,
     plain(topics.commands, ['Read', 'Write'], false),
     plain(topics.results, ['Write'], true),
     plain(topics.status, ['Write'], true),

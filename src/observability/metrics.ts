@@ -6,10 +6,12 @@
  * docs/observability.md lists them with their meaning; the dashboard and the alerts
  * in deploy/ use these names, and test/deploy checks that every name they use exists.
  */
+
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { isOperationType } from '../contract/index.ts';
 import { FERRY_VERSION } from '../version.ts';
 import { channels, UNKNOWN_CHANNEL } from './channels.ts';
+import { createDedupeMetrics, type DedupeMetrics } from './dedupe-metrics.ts';
 
 /** How ferry reached the gateway: the sync or the async endpoint (FERRY_TRANSPORT, header `ferry-transport`). */
 export type TransportLabel = 'sync' | 'async';
@@ -75,8 +77,8 @@ export const pauseReasons: readonly PauseReason[] = [
   'draining',
 ];
 
-/** Every metric ferry exports besides the default process/Node ones. */
-export interface FerryMetrics {
+/** Every metric ferry exports besides the default process/Node ones (duplicate suppression's in dedupe-metrics.ts). */
+export interface FerryMetrics extends DedupeMetrics {
   /** The registry all of these (and the default metrics) are registered on. */
   readonly registry: Registry;
   /** `ferry_commands_consumed_total{transport}`: command records read from Kafka. */
@@ -371,6 +373,7 @@ export function createMetrics(registry: Registry = new Registry()): FerryMetrics
       labelNames: ['version', 'node'] as const,
       registers,
     }),
+    ...createDedupeMetrics(registry),
   };
 
   // Series that exist from the start, at 0: dashboards draw flat lines instead of

@@ -1,7 +1,8 @@
 /**
  * The commit of a partition's answered batches, oldest first, in one transaction: their
- * results and dead letters, the group offset past the newest, and the send intent that
- * covers the next batches ahead of time. Batches answered after the group answered again,
+ * results and dead letters, the dedupe records of the ids that reached the gateway, the
+ * group offset past the newest, and the send intent that covers the next batches ahead
+ * of time. Batches answered after the group answered again,
  * or with sends given up on, are not committed: they are read again.
  */
 
@@ -11,6 +12,7 @@ import { boundedTypeLabel, type FerryMetrics } from '../observability/metrics.ts
 import { incEach } from '../observability/tally.ts';
 import type { Command, ValidCommand } from './command.ts';
 import type { CommitMetrics } from './commit-metrics.ts';
+import type { Dedupe } from './dedupe.ts';
 import type { InternalErrorStep } from './internal-error.ts';
 import { buildOutputRecords } from './output-records.ts';
 import type { PartitionHandover } from './partition-handover.ts';
@@ -36,6 +38,8 @@ export interface BatchCommitterOptions {
   /** Names this process in the send intents it writes. */
   readonly instanceId: string;
   readonly internalError: (step: InternalErrorStep, record: InboundRecord, error: unknown) => void;
+  /** Duplicate suppression, when on: its records join each result transaction. */
+  readonly dedupe?: Dedupe | undefined;
 }
 
 export class BatchCommitter {
@@ -96,6 +100,24 @@ export class BatchCommitter {
     );
     const { lastOffset } = newest;
     const records = built.flatMap((output) => output.records);
+    const dedupe = this.#options.dedupe?.recordsOf(
+      partition,
+      sent.flatMap((item, batchIndex) =>
+        item.commands.flatMap((command, index) =>
+          command.kind === 'valid'
+            ? [
+                {
+                  command,
+                  outcome: item.outcomes?.[index],
+                  completedAt:
+                    built[batchIndex]?.results[index]?.completed_at ?? new Date().toISOString(),
+                },
+              ]
+            : [],
+        ),
+      ),
+    );
+    if (dedupe) records.push(...dedupe.records);
     let commands = 0;
     for (const item of sent) commands += item.inboundLength;
     // Offsets past these batches that an earlier owner may have sent stay in doubt; the
@@ -122,6 +144,7 @@ export class BatchCommitter {
       oldest.assignment,
     );
     if (!committed) return false;
+    dedupe?.committed();
     ownership.batchCommitted(partition, {
       topic: newest.batch.topic,
       lastOffset,

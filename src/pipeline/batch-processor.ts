@@ -176,11 +176,13 @@ export class BatchProcessor {
     // Commands an earlier owner may have sent are looked up together, in few large
     // envelopes, before anything of the batch goes out: those the gateway knows end
     // with their status record; the others are known unsent and go out as usual.
+    const dedupe = this.#options.dedupe;
     const doubtful = commands.filter(
       (command): command is ValidCommand =>
         reconcilable(command) &&
         isInDoubt(command.record.offset) &&
-        !ownership.hasCarried(partition, command.record.offset),
+        !ownership.hasCarried(partition, command.record.offset) &&
+        !dedupe?.handledBefore(partition, command),
     );
     const checked = new Map<string, LookupAnswer>();
     if (doubtful.length > 0) {
@@ -194,23 +196,29 @@ export class BatchProcessor {
     }
     const pending = commands.map((command, index) => {
       const offset = command.record.offset;
-      const known = checked.get(offset);
       const span = trace?.span(index);
-      if (known) {
-        const settled = outcomeOfLookup(known, 1);
-        // Not known to the gateway: proven unsent, so it goes out without another lookup.
-        return settled ? Promise.resolve(settled) : this.#send(command, false, isCurrent, span);
-      }
-      const inDoubt = isInDoubt(offset);
-      const earlier = ownership.takeCarried(partition, offset);
-      if (!earlier) return this.#send(command, inDoubt, isCurrent, span);
-      // Handed out by this process in an earlier read of the batch: its answer is the
-      // outcome. What was given up goes out now, after a lookup if it may have arrived.
-      return earlier.then((outcome) =>
-        outcome?.kind === 'abandoned'
-          ? this.#send(command, inDoubt || outcome.sent, isCurrent, span)
-          : outcome,
-      );
+      const trip = (): Promise<SendOutcome | undefined> => {
+        const known = checked.get(offset);
+        if (known) {
+          const settled = outcomeOfLookup(known, 1);
+          // Not known to the gateway: proven unsent, so it goes out without another lookup.
+          return settled ? Promise.resolve(settled) : this.#send(command, false, isCurrent, span);
+        }
+        const inDoubt = isInDoubt(offset);
+        const earlier = ownership.takeCarried(partition, offset);
+        if (!earlier) return this.#send(command, inDoubt, isCurrent, span);
+        // Handed out by this process in an earlier read of the batch: its answer is the
+        // outcome. What was given up goes out now, after a lookup if it may have arrived.
+        return earlier.then((outcome) =>
+          outcome?.kind === 'abandoned'
+            ? this.#send(command, inDoubt || outcome.sent, isCurrent, span)
+            : outcome,
+        );
+      };
+      // A copy of an id handled before, or on its way, is answered, not sent.
+      return dedupe && command.kind === 'valid'
+        ? dedupe.outcomeOf(partition, command, trip)
+        : trip();
     });
     // Everything fetched of the partition is in this batch (what arrives later is the
     // lane's next turn): the envelopes leave without waiting out the linger.

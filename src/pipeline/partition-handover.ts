@@ -4,9 +4,11 @@
  * intent, and clearing intents on a drained stop. What is learned goes into
  * PartitionOwnership; this module only talks to the group and the transactions.
  */
+
 import type { KafkaPort, OutboundRecord, RecordBatch } from '../kafka/kafka-port.ts';
 import type { Logger } from '../observability/logger.ts';
 import { pause } from './abortable.ts';
+import type { Dedupe } from './dedupe.ts';
 import type { PartitionOwnership } from './partition-ownership.ts';
 import type { PartitionTransactions } from './partition-transactions.ts';
 import { decodeSendIntent, encodeSendIntent, type SendIntent } from './send-intent.ts';
@@ -25,6 +27,8 @@ export interface PartitionHandoverOptions {
   readonly inDoubtSettleMs: number;
   /** How long a fenced partition is left alone unless the group reassigns it (ms). */
   readonly fencedHoldMs: number;
+  /** Duplicate suppression, when on: its records are read back at each takeover. */
+  readonly dedupe?: Dedupe | undefined;
 }
 
 export class PartitionHandover {
@@ -80,6 +84,17 @@ export class PartitionHandover {
         'the group offset reads older than this replica committed it; reading it again',
       );
       return 'unknown';
+    }
+    if (this.#options.dedupe) {
+      try {
+        await this.#options.dedupe.restore(partition);
+      } catch (error: unknown) {
+        logger.warn(
+          { partition, err: error instanceof Error ? error.message : String(error) },
+          "reading the partition's dedupe records back failed; trying again",
+        );
+        return 'unknown';
+      }
     }
     const stored = decodeSendIntent(current?.metadata);
     const intent =

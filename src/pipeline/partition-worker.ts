@@ -2,8 +2,8 @@
  * Everything this replica holds for one partition, in one object: what it knows of the
  * partition (PartitionFacts: takeover, intent, doubt, carried sends, fencing), where its
  * batches must continue (BatchSequence), its lane of fetched batches, its batches waiting
- * to commit in order, its transactional producer, its lag, its last fetch and the step its
- * turn in progress is at. The modules that act on a partition
+ * to commit in order, its transactional producer, its lag, its last fetch, the step its
+ * turn in progress is at, and the command ids it handled (duplicate suppression). The modules that act on a partition
  * (turns, processor, handover, transactions) keep no state of their own per partition:
  * they read and change it here, through the named transitions of its parts.
  *
@@ -14,6 +14,7 @@
  */
 import type { PartitionProducer } from '../kafka/kafka-port.ts';
 import { BatchSequence } from './batch-sequence.ts';
+import { type DedupeLimits, DedupeStore } from './dedupe-store.ts';
 import { type CommitQueue, newCommitQueue } from './ordered-commits.ts';
 import { PartitionFacts } from './partition-facts.ts';
 import { type Lane, newLane } from './partition-lanes.ts';
@@ -39,9 +40,12 @@ export class PartitionWorker {
   lastFetched: { readonly atMs: number; readonly lastOffset: string } | undefined;
   /** Where the turn in progress is (for the stall warning). */
   step: string | undefined;
+  /** Command ids handled and on their way (duplicate suppression, dedupe.ts). */
+  readonly dedupe: DedupeStore;
 
-  constructor(partition: number) {
+  constructor(partition: number, dedupeLimits: DedupeLimits = NO_DEDUPE) {
     this.partition = partition;
+    this.dedupe = new DedupeStore(dedupeLimits);
   }
 
   /** The worker's state, given whether the group assigned the partition here last. */
@@ -57,14 +61,22 @@ export class PartitionWorker {
   }
 }
 
+/** Limits of a store that is never used (duplicate suppression off). */
+const NO_DEDUPE: DedupeLimits = { windowMs: 0, maxIds: 0 };
+
 /** The workers of the partitions this replica owns or owned, created on first use. */
 export class PartitionWorkers {
   readonly #workers = new Map<number, PartitionWorker>();
+  readonly #dedupeLimits: DedupeLimits;
+
+  constructor(dedupeLimits: DedupeLimits = NO_DEDUPE) {
+    this.#dedupeLimits = dedupeLimits;
+  }
 
   get(partition: number): PartitionWorker {
     let worker = this.#workers.get(partition);
     if (!worker) {
-      worker = new PartitionWorker(partition);
+      worker = new PartitionWorker(partition, this.#dedupeLimits);
       this.#workers.set(partition, worker);
     }
     return worker;

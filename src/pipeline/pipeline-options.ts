@@ -6,6 +6,7 @@ import type { FerryMetrics } from '../observability/metrics.ts';
 import type { Tracer } from '../observability/tracing.ts';
 import type { GatewayClient } from '../upstream/gateway-client.ts';
 import type { PrepareOperation } from './command.ts';
+import type { DedupeSettings } from './dedupe.ts';
 
 export interface PipelineTopics {
   readonly commands: string;
@@ -87,4 +88,6 @@ export interface PipelineOptions {
   readonly tracer?: Tracer | undefined;
   /** A partition with commands read and nothing committed for this long is logged as stalled (ms). Default 60 000. */
   readonly stallAfterMs?: number;
+  /** Duplicate suppression by command id (FERRY_DEDUPE); absent: every command is sent. */
+  readonly dedupe?: DedupeSettings | undefined;
 }

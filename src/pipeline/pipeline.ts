@@ -7,6 +7,7 @@ import { BatchProcessor } from './batch-processor.ts';
 import { Batcher } from './batcher.ts';
 import { CommitMetrics } from './commit-metrics.ts';
 import type { DesiredConsumption } from './consumption-mode.ts';
+import { Dedupe } from './dedupe.ts';
 import { Dispatcher } from './dispatcher.ts';
 import { FetchControl } from './fetch-control.ts';
 import { PartitionHandover } from './partition-handover.ts';
@@ -44,8 +45,8 @@ export class Pipeline implements PipelineControl {
   /** Names this process in the send intents it writes. */
   readonly #instanceId = randomUUID();
   /** Everything held for each partition, one object per partition: see partition-worker.ts. */
-  readonly #workers = new PartitionWorkers();
-  readonly #ownership = new PartitionOwnership(this.#workers);
+  readonly #workers: PartitionWorkers;
+  readonly #ownership: PartitionOwnership;
   readonly #handover: PartitionHandover;
   /** Per partition: its batches' turns, and their commits in fetch order. */
   readonly #turns: PartitionTurns;
@@ -56,6 +57,8 @@ export class Pipeline implements PipelineControl {
 
   constructor(options: PipelineOptions) {
     this.#options = options;
+    this.#workers = new PartitionWorkers(options.dedupe);
+    this.#ownership = new PartitionOwnership(this.#workers);
     this.#commitMetrics = new CommitMetrics({ metrics: options.metrics });
     this.#log = options.logger.child({ component: 'pipeline' });
     this.#fetch = new FetchControl({
@@ -99,6 +102,15 @@ export class Pipeline implements PipelineControl {
       metrics: options.metrics,
       workers: this.#workers,
     });
+    const dedupe = options.dedupe
+      ? new Dedupe({
+          settings: options.dedupe,
+          kafka: options.kafka,
+          storeOf: (partition) => this.#workers.get(partition).dedupe,
+          metrics: options.metrics,
+          logger: this.#log,
+        })
+      : undefined;
     this.#handover = new PartitionHandover({
       kafka: options.kafka,
       groupId: options.groupId,
@@ -109,6 +121,7 @@ export class Pipeline implements PipelineControl {
       memberId: () => this.#consumer?.memberId,
       inDoubtSettleMs: options.inDoubtSettleMs,
       fencedHoldMs: options.fencedHoldMs,
+      dedupe,
     });
     // What running one batch does (see batch-processor.ts).
     const processor = new BatchProcessor({
@@ -123,6 +136,7 @@ export class Pipeline implements PipelineControl {
       ownership: this.#ownership,
       workers: this.#workers,
       handover: this.#handover,
+      dedupe,
       dispatcher: this.#dispatcher,
       batcher: this.#batcher,
       commitMetrics: this.#commitMetrics,

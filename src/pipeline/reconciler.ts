@@ -18,7 +18,6 @@ import type { PostEnvelope } from './envelope-request.ts';
 import type { RetryAfterHold } from './retry-after-hold.ts';
 import type { SendGate } from './send-gate.ts';
 import {
-  type Delivery,
   type LookupAnswer,
   type LookupTarget,
   lookupAnswer,
@@ -165,10 +164,10 @@ export class Reconciler {
    */
   async finalCheck(envelope: Envelope, error: FerryError): Promise<boolean> {
     const attempts = envelope.attempts;
-    const delivery: Delivery = envelope.mayHaveArrived ? 'in_doubt' : 'unsent';
-    const toCheck = envelope.mayHaveArrived
-      ? envelope.items.filter((item) => item.reconcilable)
-      : [];
+    // A send of this envelope may have arrived, or the item came in doubt (an earlier
+    // send of it, by this process or another, may have): only a lookup can say unsent.
+    const mayHave = (item: Outbound) => envelope.mayHaveArrived || item.inDoubt;
+    const toCheck = envelope.items.filter((item) => mayHave(item) && item.reconcilable);
     let answers: LookupAnswer[] | undefined;
     if (toCheck.length > 0) {
       try {
@@ -188,7 +187,7 @@ export class Reconciler {
           kind: 'transport',
           error: error.message,
           attempts,
-          delivery: known?.kind === 'unsent' ? 'unsent' : delivery,
+          delivery: known?.kind === 'unsent' || !mayHave(item) ? 'unsent' : 'in_doubt',
         },
       );
     }

@@ -47,7 +47,7 @@ export const resultSchema: JsonSchema = recordSchema<Result>()(
         type: 'string',
         enum: stages,
         description:
-          '`validation`: never sent (it broke a rule, was over a limit, or ferry failed on it: `internal error: …`); `upstream`: the gateway answered; `transport`: ferry gave up after its retries.',
+          '`validation`: never sent (it broke a rule, was over a limit, was a `duplicate` of an earlier command with its id, or ferry failed on it: `internal error: …`); `upstream`: the gateway answered; `transport`: ferry gave up after its retries.',
       },
       required: true,
     },
@@ -84,6 +84,37 @@ export const resultSchema: JsonSchema = recordSchema<Result>()(
       const: true,
       description:
         'The gateway already had this message (found by a status lookup after a lost answer or a takeover): it was not sent again.',
+    }),
+    duplicate_of: sometimes({
+      type: 'object',
+      description:
+        "Code `duplicate` only: the first command with this id on the partition, whose message reached the gateway (or may have, `delivery: in_doubt`) within FERRY_DEDUPE_WINDOW_MS. This command was not sent; `msg_id` or `request_id` repeat the first's.",
+      properties: {
+        partition: {
+          type: 'integer',
+          minimum: 0,
+          description: 'The commands partition of the first (the same as this one).',
+        },
+        offset: {
+          type: 'string',
+          pattern: '^[0-9]+$',
+          description: "The first's offset in that partition, as a decimal string.",
+        },
+        success: { type: 'boolean', description: "The first's `success`." },
+        delivery: {
+          type: 'string',
+          enum: ['in_doubt'],
+          description:
+            'Present when ferry gave up on the first and the gateway may have it: look it up before sending again.',
+        },
+        completed_at: {
+          type: 'string',
+          format: 'date-time',
+          description: "When the first was settled: its result's `completed_at`.",
+        },
+      },
+      required: ['partition', 'offset', 'success', 'completed_at'],
+      additionalProperties: false,
     }),
     attempts: {
       schema: {

@@ -27,6 +27,8 @@ export type Stage = 'validation' | 'upstream' | 'transport';
  * - `access_denied`: the gateway refused the API key (ferry waits instead; kept for readers)
  * - `transport`: gave up after retries, and the gateway never got it (`delivery: unsent`)
  * - `in_doubt`: gave up after retries, and the gateway may have it (`delivery: in_doubt`)
+ * - `duplicate`: an earlier command with its id reached the gateway (or may have) on its
+ *   partition within FERRY_DEDUPE_WINDOW_MS; not sent (`duplicate_of`)
  */
 export const errorCodes = [
   'validation',
@@ -38,6 +40,7 @@ export const errorCodes = [
   'access_denied',
   'transport',
   'in_doubt',
+  'duplicate',
 ] as const;
 export type ErrorCode = (typeof errorCodes)[number];
 
@@ -66,6 +69,8 @@ export interface Result {
   delivery?: Delivery;
   /** The gateway already had this command (found with `status` after a lost answer or a takeover): it was not sent again. */
   reconciled?: true;
+  /** Code `duplicate` only: the first command with this id, whose outcome this one shares. */
+  duplicate_of?: DuplicateOf;
   attempts: number;
   completed_at: string;
   /**
@@ -74,6 +79,16 @@ export interface Result {
    * string preview of their beginning instead, and an overlong key was cut.
    */
   truncated?: true;
+}
+
+/** The first command with a duplicate's id: where it was and how it ended. */
+export interface DuplicateOf {
+  readonly partition: number;
+  readonly offset: string;
+  readonly success: boolean;
+  /** `in_doubt` when ferry gave up on the first and the gateway may have it. */
+  readonly delivery?: Delivery;
+  readonly completed_at: string;
 }
 
 function base(command: Command, success: boolean, stage: Stage, attempts: number): Result {
@@ -130,6 +145,22 @@ export function sendResult(
   outcome: Exclude<SendOutcome, { kind: 'abandoned' }>,
 ): Result {
   switch (outcome.kind) {
+    case 'duplicate': {
+      const { first } = outcome;
+      const result = base(command, false, 'validation', 0);
+      result.code = 'duplicate';
+      result.error = `id ${String(command.id)} was handled at offset ${first.offset} of partition ${first.partition} (${first.completedAt}): not sent again`;
+      if (first.msgId !== undefined) result.msg_id = first.msgId;
+      if (first.requestId !== undefined) result.request_id = first.requestId;
+      result.duplicate_of = {
+        partition: first.partition,
+        offset: first.offset,
+        success: first.success,
+        ...(first.delivery ? { delivery: first.delivery } : {}),
+        completed_at: first.completedAt,
+      };
+      return result;
+    }
     case 'transport': {
       const result = base(command, false, 'transport', outcome.attempts);
       result.error = outcome.error;

@@ -6,6 +6,7 @@
  */
 import type { ItemOutcome, OperationType } from '../contract/index.ts';
 import type { CommandSpan } from '../observability/tracing.ts';
+import type { FirstCompletion } from './dedupe-store.ts';
 import { idTakenError, matchStatusRecord } from './status-match.ts';
 
 /** How one command's trip to the gateway ended. */
@@ -30,7 +31,12 @@ export type SendOutcome =
    * result and is read again. `sent` when an earlier attempt went out, so the gateway
    * may have it and it is looked up before it is sent again.
    */
-  | { readonly kind: 'abandoned'; readonly sent: boolean };
+  | { readonly kind: 'abandoned'; readonly sent: boolean }
+  /**
+   * Not sent: an earlier command with the same id reached the gateway (or may have) on
+   * this partition within the dedupe window; its first completion.
+   */
+  | { readonly kind: 'duplicate'; readonly first: FirstCompletion };
 
 /** What ferry knows about whether a command it gave up on reached the gateway. */
 export type Delivery = 'unsent' | 'in_doubt';

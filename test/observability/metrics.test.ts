@@ -52,6 +52,10 @@ const expected: Record<keyof Omit<FerryMetrics, 'registry'>, [string, string, st
   oldestUncommitted: ['ferry_oldest_uncommitted_seconds', 'gauge', ['partition']],
   commandsInDoubt: ['ferry_commands_in_doubt', 'gauge', []],
   buildInfo: ['ferry_build_info', 'gauge', ['version', 'node']],
+  duplicates: ['ferry_duplicates_total', 'counter', ['source']],
+  dedupeIds: ['ferry_dedupe_ids', 'gauge', ['partition']],
+  dedupeRestoreDuration: ['ferry_dedupe_restore_seconds', 'histogram', []],
+  dedupeUnkeyed: ['ferry_dedupe_unkeyed_commands_total', 'counter', []],
 };
 
 test('createMetrics registers every ferry metric with its type and labels', async () => {

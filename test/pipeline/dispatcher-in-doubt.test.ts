@@ -71,3 +71,19 @@ test('a command handed over in doubt counts until its lookup proves it unsent', 
   assert.equal(await inDoubt(metrics), 0);
   assert.equal(emulator.stats().sendsById['601'], 1, 'looked up, not found, sent once');
 });
+
+test('a command handed over in doubt whose lookups all fail ends in doubt, never unsent', async (t) => {
+  // An earlier send of it may have reached the gateway; a later send of its envelope
+  // never went out. Only a lookup may call it unsent, and every lookup failed.
+  const { dispatcher, emulator } = await dispatcherAgainstEmulator(t, { retryAfterMaxMs: 20 });
+  emulator.setKnobs({ http503Rate: 1 });
+  const [doubtful, doubtfulOutcome] = item(701, true);
+  const [fresh, freshOutcome] = item(702, false);
+  dispatcher.dispatch({ transport: 'sync', items: [doubtful, fresh] });
+  const [first, second] = await Promise.all([doubtfulOutcome, freshOutcome]);
+  assert.equal(first.kind, 'transport');
+  assert.equal(first.kind === 'transport' && first.delivery, 'in_doubt');
+  assert.equal(second.kind, 'transport');
+  assert.equal(second.kind === 'transport' && second.delivery, 'unsent', 'never sent at all');
+  assert.equal(emulator.stats().sendsById['701'], undefined);
+});

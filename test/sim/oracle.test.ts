@@ -37,9 +37,9 @@ test('a command with two results, or none, is a violation', () => {
   const two = run({
     visible: [...run({}).visible, result('c1', { success: true, stage: 'upstream' })],
   });
-  assert.deepEqual(checkRun(two), ['command c1: 2 results']);
+  assert.deepEqual(checkRun(two), ['command c1: 2 results for 1 record(s)']);
   const none = run({ visible: run({}).visible.slice(1) });
-  assert.match(checkRun(none).join('\n'), /command c1: 0 results/);
+  assert.match(checkRun(none).join('\n'), /command c1: 0 results for 1 record/);
 });
 
 test('an id carried out twice, or an invalid command sent, is a violation', () => {
@@ -84,5 +84,40 @@ test('a result no command had, and a partition left unfinished, are violations',
   assert.deepEqual(checkRun(extra), ['a result for c9, which no command had']);
   assert.deepEqual(checkRun(run({ unfinished: ['commands-0: 3 of 5'] })), [
     'partition not finished: commands-0: 3 of 5',
+  ]);
+});
+
+test('copies: one result per record; one send with dedupe on, one per copy with it off', () => {
+  const copy = { key: 'c1', id: 1001, valid: true };
+  const duplicate = result('c1', {
+    success: false,
+    stage: 'validation',
+    code: 'duplicate',
+    duplicate_of: { partition: 0, offset: '0', success: true, completed_at: 'x' },
+  });
+  const base = run({});
+  const copied = run({
+    commands: [...base.commands, copy],
+    visible: [...base.visible, duplicate],
+    dedupe: true,
+  });
+  assert.deepEqual(checkRun(copied), []);
+  assert.deepEqual(checkRun({ ...copied, sendsById: { '1001': 2 } }), [
+    'command c1: id 1001 carried out 2 times',
+  ]);
+  // A duplicate claiming a first that reached the gateway, when none did.
+  assert.deepEqual(checkRun({ ...copied, sendsById: {} }), [
+    'command c1: success without a send the gateway carried out',
+    'command c1: success without a send the gateway carried out',
+  ]);
+  const sentTwice = run({
+    commands: [...base.commands, copy],
+    visible: [...base.visible, result('c1', { success: true, stage: 'upstream' })],
+    sendsById: { '1001': 2 },
+    dedupe: false,
+  });
+  assert.deepEqual(checkRun(sentTwice), []);
+  assert.deepEqual(checkRun({ ...copied, dedupe: false }), [
+    'command c1: duplicate with dedupe off',
   ]);
 });

@@ -8,7 +8,7 @@
 import type { VisibleRecord } from './sim-broker.ts';
 
 export interface OracleInput {
-  /** The key and id of every command record written, in write order. */
+  /** The key and id of every command record written, in write order (a copy repeats both). */
   readonly commands: readonly { key: string; id: number; valid: boolean }[];
   readonly visible: readonly VisibleRecord[];
   readonly resultsTopic: string;
@@ -16,6 +16,8 @@ export interface OracleInput {
   readonly sendsById: Readonly<Record<string, number>>;
   /** Partitions whose group offset did not reach their end, with both. */
   readonly unfinished: readonly string[];
+  /** Duplicate suppression was on: an id is carried out once whatever its copies. */
+  readonly dedupe?: boolean;
 }
 
 export function checkRun(input: OracleInput): string[] {
@@ -27,22 +29,35 @@ export function checkRun(input: OracleInput): string[] {
     list.push(JSON.parse(record.value ?? 'null') as Record<string, unknown>);
     results.set(record.key, list);
   }
-  const written = new Set<string>();
+  const written = new Map<string, { id: number; valid: boolean; copies: number }>();
   for (const { key, id, valid } of input.commands) {
-    written.add(key);
+    const seen = written.get(key);
+    written.set(key, { id, valid, copies: (seen?.copies ?? 0) + 1 });
+  }
+  for (const [key, { id, valid, copies }] of written) {
     const got = results.get(key) ?? [];
-    if (got.length !== 1) violations.push(`command ${key}: ${got.length} results`);
-    const sends = input.sendsById[String(id)] ?? 0;
-    if (sends > 1) violations.push(`command ${key}: id ${id} carried out ${sends} times`);
-    if (!valid && sends > 0) violations.push(`command ${key}: invalid, yet sent`);
-    const first = got[0];
-    // The simulator writes only commands the gateway accepts: a refusal (or a valid one
-    // failing validation) means the run tested nothing, or ferry misread its command.
-    if (valid && first?.success === false && first.stage !== 'transport') {
-      violations.push(`command ${key}: valid, yet ${first.stage} refused it: ${first.error}`);
+    if (got.length !== copies) {
+      violations.push(`command ${key}: ${got.length} results for ${copies} record(s)`);
     }
-    if (first?.success === true && sends === 0) {
-      violations.push(`command ${key}: success without a send the gateway carried out`);
+    const sends = input.sendsById[String(id)] ?? 0;
+    // With duplicate suppression an id goes out once whatever its copies; without it, a
+    // copy is a command of its own.
+    const allowed = input.dedupe ? 1 : copies;
+    if (sends > allowed) violations.push(`command ${key}: id ${id} carried out ${sends} times`);
+    if (!valid && sends > 0) violations.push(`command ${key}: invalid, yet sent`);
+    for (const result of got) {
+      const duplicate = result.code === 'duplicate';
+      if (duplicate && !input.dedupe) violations.push(`command ${key}: duplicate with dedupe off`);
+      // The simulator writes only commands the gateway accepts: a refusal (or a valid one
+      // failing validation) means the run tested nothing, or ferry misread its command.
+      if (valid && !duplicate && result.success === false && result.stage !== 'transport') {
+        violations.push(`command ${key}: valid, yet ${result.stage} refused it: ${result.error}`);
+      }
+      const first = result.duplicate_of as { success?: unknown } | undefined;
+      const claimsSend = result.success === true || (duplicate && first?.success === true);
+      if (claimsSend && sends === 0) {
+        violations.push(`command ${key}: success without a send the gateway carried out`);
+      }
     }
   }
   for (const key of results.keys()) {

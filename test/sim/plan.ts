@@ -50,6 +50,10 @@ export interface Plan {
   readonly faults: readonly Fault[];
   /** Faults and fault rates end here; then the run must finish. */
   readonly healAtMs: number;
+  /** Share of commands written two or three times (same key, same id, same partition). */
+  readonly copyRate: number;
+  /** Duplicate suppression on (FERRY_DEDUPE): each id is then carried out once at most. */
+  readonly dedupe: boolean;
 }
 
 export function planRun(seed: number, overrides: Partial<Plan> = {}): Plan {
@@ -106,6 +110,8 @@ export function planRun(seed: number, overrides: Partial<Plan> = {}): Plan {
     coordinatorLoadMaxMs: r.pick([0, 500, 3_000]),
     faults: faults.sort((a, b) => a.atMs - b.atMs),
     healAtMs,
+    copyRate: r.pick([0, 0.1, 0.3]),
+    dedupe: r.chance(0.8),
     ...overrides,
   };
 }

@@ -27,6 +27,8 @@ export interface VisibleRecord {
   readonly key: string | null;
   readonly value: string | null;
   readonly transactionalId: string;
+  /** The partition it was written to, when its writer chose one. */
+  readonly partition?: number;
 }
 
 interface OffsetEntry {
@@ -248,6 +250,7 @@ export class SimBroker {
         key: record.key === null ? null : String(record.key),
         value: record.value === null ? null : String(record.value),
         transactionalId,
+        ...(record.partition === undefined ? {} : { partition: record.partition }),
       });
     }
     for (const o of logged.offsets) {

@@ -12,6 +12,7 @@ import type {
   OutboundRecord,
   PartitionOffset,
   PartitionProducer,
+  StoredRecord,
 } from '../../src/kafka/kafka-port.ts';
 import type { ReplicaLink } from './replica-link.ts';
 import { CONNECTION_ERROR, type SimBroker } from './sim-broker.ts';
@@ -110,6 +111,27 @@ export class SimKafkaPort implements KafkaPort {
 
   createTransactionalProducer(transactionalId: string): PartitionProducer {
     return new SimProducer(this, transactionalId);
+  }
+
+  /** The records transactions made visible in `topic` with `partition`, in write order. */
+  async readWhole(
+    topic: string,
+    partition: number,
+    onRecord: (record: StoredRecord) => void,
+  ): Promise<void> {
+    await this.link.hop(this.random, 3);
+    this.broker.check();
+    const records = this.broker.visible.filter(
+      (record) => record.topic === topic && record.partition === partition,
+    );
+    await this.link.hop(this.random, 3);
+    records.forEach((record, offset) => {
+      onRecord({
+        offset: String(offset),
+        key: record.key === null ? null : Buffer.from(record.key),
+        value: record.value === null ? null : Buffer.from(record.value),
+      });
+    });
   }
 
   async committedOffsets(_groupId: string, topic: string): Promise<Map<number, PartitionOffset>> {

@@ -3,9 +3,11 @@
  * gateway through its link. Started, stopped (SIGTERM: a graceful stop), frozen
  * (SIGSTOP) and killed (kill -9) by the run.
  */
+
 import { Writable } from 'node:stream';
 import { createLogger, type LogLevel } from '../../src/observability/logger.ts';
 import type { FerryMetrics } from '../../src/observability/metrics.ts';
+import type { DedupeSettings } from '../../src/pipeline/dedupe.ts';
 import { Pipeline } from '../../src/pipeline/pipeline.ts';
 import { GatewayClient } from '../../src/upstream/gateway-client.ts';
 import { ReplicaLink } from './replica-link.ts';
@@ -32,6 +34,8 @@ export interface ReplicaWorld {
   readonly faults: PortFaults;
   readonly metrics: FerryMetrics;
   readonly logLevel: LogLevel;
+  /** Duplicate suppression's settings, when the plan has it on. */
+  readonly dedupe: DedupeSettings | undefined;
   /** Where the replicas' log lines go (one JSON object per line). */
   readonly log: (line: string) => void;
 }
@@ -40,6 +44,7 @@ export interface ReplicaWorld {
 const START_MS = Date.UTC(2026, 0, 1);
 
 export const TOPICS = { commands: 'commands', results: 'results', dlq: 'dead-letters' } as const;
+export const DEDUPE_TOPIC = 'dedupe';
 
 export class SimReplica {
   readonly name: string;
@@ -72,6 +77,7 @@ export class SimReplica {
       metrics: world.metrics,
       groupId: 'ferry-sim',
       topics: TOPICS,
+      dedupe: world.dedupe,
       defaultTransport: 'sync',
       transactionalIdPrefix: 'ferry-sim',
       batchMaxOps: s.batchMaxOps,

@@ -16,7 +16,7 @@ import { SimGateway } from './sim-gateway.ts';
 import { SimGroup } from './sim-group.ts';
 import type { PortFaults } from './sim-kafka-port.ts';
 import { SimRandom } from './sim-random.ts';
-import { type ReplicaWorld, SimReplica, TOPICS } from './sim-replica.ts';
+import { DEDUPE_TOPIC, type ReplicaWorld, SimReplica, TOPICS } from './sim-replica.ts';
 import { VirtualClock } from './virtual-clock.ts';
 
 export interface RunOutcome {
@@ -70,6 +70,9 @@ async function simulate(
     metrics: options.metrics,
     logLevel: options.logLevel,
     log: options.log,
+    dedupe: plan.dedupe
+      ? { topic: DEDUPE_TOPIC, windowMs: 86_400_000, maxIds: 100_000 }
+      : undefined,
   };
   const slots: SimReplica[] = [];
   let starts = 0;
@@ -85,6 +88,7 @@ async function simulate(
   for (let i = 0; i < plan.replicas; i++) setTimeout(() => spawn(i), random.int(0, 2_000));
 
   const commands: { key: string; id: number; valid: boolean }[] = [];
+  let records = 0;
   for (let i = 0; i < plan.commands; i++) {
     const id = 1_000 + i;
     const key = `c${i}`;
@@ -93,18 +97,28 @@ async function simulate(
     const command = valid
       ? { type: 'sms', id, phone: PHONE, sms_message: `sim ${id}`, sms_signature: 'FERRY' }
       : { type: 'sms', id, sms_message: `sim ${id}`, sms_signature: 'FERRY' };
-    setTimeout(
-      () => {
-        broker.append(partition, { key, value: JSON.stringify(command), timestampMs: Date.now() });
-        const offset = Number(broker.endOffset(partition) - 1n);
-        if (plan.transactionalProducer) broker.appendMarker(partition);
-        options.log(
-          JSON.stringify({ sim: 'write', key, partition, offset, valid, atMs: clock.elapsedMs }),
-        );
-        commands.push({ key, id, valid });
-      },
-      random.int(0, plan.produceWindowMs),
-    );
+    // A producer that writes a record again (an outbox relay, a retried produce) writes
+    // the same key and id, so the copy lands on the same partition.
+    const copies = plan.copyRate > 0 && random.chance(plan.copyRate) ? random.int(2, 3) : 1;
+    records += copies;
+    for (let copy = 0; copy < copies; copy++) {
+      setTimeout(
+        () => {
+          broker.append(partition, {
+            key,
+            value: JSON.stringify(command),
+            timestampMs: Date.now(),
+          });
+          const offset = Number(broker.endOffset(partition) - 1n);
+          if (plan.transactionalProducer) broker.appendMarker(partition);
+          options.log(
+            JSON.stringify({ sim: 'write', key, partition, offset, valid, atMs: clock.elapsedMs }),
+          );
+          commands.push({ key, id, valid });
+        },
+        random.int(0, plan.produceWindowMs),
+      );
+    }
   }
 
   const inject = (fault: Fault) => {
@@ -157,7 +171,7 @@ async function simulate(
     }
     return out;
   };
-  const finished = () => healed && commands.length === plan.commands && unfinished().length === 0;
+  const finished = () => healed && commands.length === records && unfinished().length === 0;
   await clock.runUntil(finished, plan.healAtMs + FINISH_WITHIN_MS);
   const finishedAtMs = finished() ? clock.elapsedMs : undefined;
   const alive = slots.filter((replica) => replica?.alive);
@@ -171,6 +185,7 @@ async function simulate(
     visible: broker.visible,
     resultsTopic: TOPICS.results,
     sendsById: gateway.gateway.ledger.sendsById(),
+    dedupe: plan.dedupe,
     unfinished: finishedAtMs === undefined ? unfinished() : [],
   });
   if (stopped !== stops.length) violations.push('a replica did not stop within 60 s');
