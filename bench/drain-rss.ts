@@ -112,6 +112,7 @@ try {
       FERRY_TOPIC_STATUS: 'drain.status',
       FERRY_TOPIC_DLQ: 'drain.dlq',
       FERRY_TOPIC_CONTROL: 'drain.control',
+      FERRY_TOPIC_DEDUPE: 'drain.dedupe',
       FERRY_API_KEY: 'bench-api-key-0123456789',
       FERRY_SYNC_BASE_URL: emulator.url,
       FERRY_HTTP_HOST: '127.0.0.1',

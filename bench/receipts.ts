@@ -181,6 +181,7 @@ export async function runReceiptsBench(
       FERRY_TOPIC_UNPARSED_CALLBACKS: topics.unparsed,
       FERRY_TOPIC_DLQ: `${base}.dlq`,
       FERRY_TOPIC_CONTROL: `${base}.control`,
+      FERRY_TOPIC_DEDUPE: `${base}.dedupe`,
       FERRY_API_KEY: 'bench-receipts-api-key-0123456789',
       // No command arrives in this section: the gateway is never called.
       FERRY_SYNC_BASE_URL: 'http://127.0.0.1:9',

@@ -101,6 +101,8 @@ async function startFerry(s: SubjectStart, name = 'ferry'): Promise<StartedSubje
       FERRY_TOPIC_DLQ: s.topics.dlq,
       // A fleet of its own: a pause left in the default control topic must not hold a run.
       FERRY_TOPIC_CONTROL: s.topics.control,
+      // Each run's ids apart: a later run's command ids are not copies of an earlier run's.
+      FERRY_TOPIC_DEDUPE: `${s.topics.commands}.dedupe`,
       FERRY_API_KEY: s.apiKey,
       FERRY_SYNC_BASE_URL: s.gatewayUrl,
       FERRY_HTTP_HOST: '127.0.0.1',
@@ -117,6 +119,8 @@ async function startFerry(s: SubjectStart, name = 'ferry'): Promise<StartedSubje
         : {}),
       // For A/B runs of ferry's own knobs: `FERRY_BENCH_FERRY_ENV="FERRY_X=1 FERRY_Y=2"`.
       ...ferryEnvOverrides(process.env.FERRY_BENCH_FERRY_ENV),
+      // The same for the earlier build alone: the same build with a knob off is an A/B in one run.
+      ...(name === 'ferry-before' ? ferryEnvOverrides(process.env.FERRY_BENCH_BEFORE_ENV) : {}),
     },
   });
   return {

@@ -37,10 +37,49 @@ export interface DedupeLimits {
   readonly maxIds: number;
 }
 
+/**
+ * A completion as kept: a few hundred thousand of these per partition may be held, so
+ * the partition and the time's text are not (both follow from the rest).
+ */
+interface Kept {
+  readonly offset: number;
+  readonly atMs: number;
+  /** 1: succeeded; 2: given up on, may have arrived (`in_doubt`). */
+  readonly state: 1 | 2;
+  readonly msgId?: unknown;
+  readonly requestId?: string;
+}
+
+function kept(first: FirstCompletion): Kept {
+  const entry: { -readonly [K in keyof Kept]: Kept[K] } = {
+    offset: Number(first.offset),
+    atMs: first.atMs,
+    state: first.success ? 1 : 2,
+  };
+  if (first.msgId !== undefined) entry.msgId = first.msgId;
+  if (first.requestId !== undefined) entry.requestId = first.requestId;
+  return entry;
+}
+
+function completion(partition: number, entry: Kept): FirstCompletion {
+  return {
+    partition,
+    offset: String(entry.offset),
+    success: entry.state === 1,
+    completedAt: new Date(entry.atMs).toISOString(),
+    atMs: entry.atMs,
+    ...(entry.state === 2 ? { delivery: 'in_doubt' as const } : {}),
+    ...(entry.msgId !== undefined ? { msgId: entry.msgId } : {}),
+    ...(entry.requestId !== undefined ? { requestId: entry.requestId } : {}),
+  };
+}
+
 export class DedupeStore {
   readonly #limits: DedupeLimits;
+  /** The partition's number, which every completion kept here shares. */
+  #partition = 0;
   /** In completion order, oldest first (re-inserted on update), so eviction takes the front. */
-  readonly #completed = new Map<string, FirstCompletion>();
+  readonly #completed = new Map<string, Kept>();
   readonly #handedOut = new Map<string, HandedOut>();
 
   constructor(limits: DedupeLimits) {
@@ -82,9 +121,9 @@ export class DedupeStore {
 
   /** The committed first completion of `id` within the window, if any. */
   firstOf(id: string, now = Date.now()): FirstCompletion | undefined {
-    const first = this.#completed.get(id);
-    if (first === undefined) return undefined;
-    if (now - first.atMs < this.#limits.windowMs) return first;
+    const entry = this.#completed.get(id);
+    if (entry === undefined) return undefined;
+    if (now - entry.atMs < this.#limits.windowMs) return completion(this.#partition, entry);
     this.#completed.delete(id);
     return undefined;
   }
@@ -104,8 +143,9 @@ export class DedupeStore {
   }
 
   #keep(id: string, first: FirstCompletion): void {
+    this.#partition = first.partition;
     this.#completed.delete(id);
-    this.#completed.set(id, first);
+    this.#completed.set(id, kept(first));
     const now = Date.now();
     for (const [oldest, entry] of this.#completed) {
       const expired = now - entry.atMs >= this.#limits.windowMs;

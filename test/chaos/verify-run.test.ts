@@ -101,10 +101,11 @@ test('a command refused by the contract that reached the gateway anyway is a vio
   assert.deepEqual(violations, ['1 commands refused by the contract reached the gateway: 2']);
 });
 
-test("a record the run's producer wrote twice is two commands: a result, a send and a dead letter each", () => {
+test("with duplicate suppression off, a record the run's producer wrote twice is two commands: a result, a send and a dead letter each", () => {
   const base = input({});
   const doubled = {
     ...base,
+    dedupe: false,
     commandKeys: ['1', '1', '2', 'fuzz-0', 'fuzz-0'],
     results: [
       ...base.results,
@@ -141,4 +142,22 @@ test('a planned record missing from the commands topic makes the run invalid', (
     violations.join('\n'),
     /lacks 1 planned records \(the run's producer lost them\): 2/,
   );
+});
+
+test('with duplicate suppression on, a copy is answered duplicate and its id reaches the gateway once', () => {
+  const base = input({});
+  const copied = {
+    ...base,
+    commandKeys: ['1', '1', '2', 'fuzz-0'],
+    results: [
+      ...base.results,
+      result('1', { success: false, stage: 'validation', code: 'duplicate' }),
+    ],
+    sendsById: { '1': 1, '2': 1 },
+  };
+  const { violations, figures } = verifyRun(copied);
+  assert.deepEqual(violations, []);
+  assert.equal(figures.commandsWrittenTwice, 1);
+  const sentAgain = verifyRun({ ...copied, sendsById: { '1': 2, '2': 1 } });
+  assert.match(sentAgain.violations.join('\n'), /more than once: 1×2/);
 });

@@ -32,6 +32,12 @@ export interface VerifyInput {
   readonly faults: readonly string[];
   readonly seed: number;
   readonly oversize?: { bytes: number; accepted: boolean; error?: string };
+  /**
+   * ferry ran with duplicate suppression (FERRY_DEDUPE, on by default): a record written
+   * twice reaches the gateway once, its copy answered `duplicate`. Off: each copy is a
+   * command of its own.
+   */
+  readonly dedupe?: boolean;
 }
 
 /** The printed figures of a run. */
@@ -129,13 +135,19 @@ export function verifyRun(input: VerifyInput): { figures: ChaosFigures; violatio
     checkedIds += 1;
     const sends = input.sendsById[id] ?? 0;
     gatewaySends += sends;
-    // Each copy of a record written twice is a command of its own.
-    if (sends > Math.max(1, copiesOf(record.key))) sentTwice.push(`${id}×${sends}`);
+    // With duplicate suppression a copy is answered, not sent; without it each copy of
+    // a record written twice is a command of its own.
+    const allowed = input.dedupe === false ? Math.max(1, copiesOf(record.key)) : 1;
+    if (sends > allowed) sentTwice.push(`${id}×${sends}`);
     const result = resultsByKey.get(record.key)?.[0];
     // A result that says the gateway took the message, for a message the gateway never accepted, is a lost command.
     if (result?.success === true && sends === 0) claimedNotSent.push(id);
-    // A command refused by the contract must never reach the gateway.
-    if (result?.stage === 'validation' && sends > 0) invalidSent.push(id);
+    // A command refused by the contract must never reach the gateway (a copy answered
+    // `duplicate` is at stage validation too, and its first was sent).
+    const refused = resultsByKey
+      .get(record.key)
+      ?.some((r) => r.stage === 'validation' && r.code !== 'duplicate');
+    if (refused && sends > 0) invalidSent.push(id);
   }
   if (sentTwice.length > 0)
     violations.push(

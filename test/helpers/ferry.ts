@@ -88,6 +88,8 @@ export function loopbackEnv(options: LoopbackEnvOptions): Record<string, string>
     FERRY_TOPIC_UNPARSED_CALLBACKS: `${topics.status}.unparsed`,
     // Each test's fleet of its own: a pause in one test must not reach another's ferry.
     FERRY_TOPIC_CONTROL: `${options.group}.control`,
+    // Ids of another test's commands must not count as this one's copies.
+    FERRY_TOPIC_DEDUPE: `${topics.commands}.dedupe`,
     FERRY_API_KEY: options.apiKey,
     FERRY_SYNC_BASE_URL: options.gatewayUrl,
     FERRY_ASYNC_BASE_URL: options.gatewayUrl,
