@@ -25,6 +25,7 @@
  * and classifies its failure, access-topics.ts creates and describes the topics, and
  * access-probes.ts holds the probes that take more than one call.
  */
+
 import { randomUUID } from 'node:crypto';
 import type { KafkaSecurity } from '../config/kafka-security.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -39,6 +40,7 @@ import { checkTopicSettings, ensureTopics, type TopicProbeContext } from './acce
 import { type AclNeed, principalOf } from './acl-grants.ts';
 import { kafkaConnection, kafkaError } from './kafka-security.ts';
 import { type Admin, Kafka, type KafkaConfig, logLevel } from './kafkajs.ts';
+import { probeRead } from './partition-reader.ts';
 import { boundedRetry } from './retry-budget.ts';
 import { type FerryTopics, topicNeeds } from './topic-needs.ts';
 import type { ExpectedTopicSettings, TopicSettingWarning } from './topic-settings.ts';
@@ -151,10 +153,25 @@ export class KafkaAccessCheck {
           need: transactionalWrite(replayGroupId),
         },
       ]);
+      if (topics.dedupe) {
+        const dedupe = topics.dedupe.topic;
+        // Read back at every takeover, without a group.
+        await step(`reading the dedupe topic ${dedupe}`, () => probeRead(this.#kafka, dedupe), {
+          resource: 'Topic',
+          name: dedupe,
+          pattern: 'literal',
+          operations: ['Read'],
+        });
+      }
       await probeTopicWrites(
         this.#kafka,
         step,
-        [topics.results, topics.dlq, topics.commands].map((topic) => {
+        [
+          topics.results,
+          topics.dlq,
+          topics.commands,
+          ...(topics.dedupe ? [topics.dedupe.topic] : []),
+        ].map((topic) => {
           const bytes = maxMessageBytes.get(topic);
           return { topic, ...(bytes === undefined ? {} : { maxMessageBytes: bytes }) };
         }),

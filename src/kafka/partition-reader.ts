@@ -88,6 +88,21 @@ export async function readPartition(
   }
 }
 
+/**
+ * One fetch of `topic`/`partition` from its start, without a group: proves Read on the
+ * topic (a refusal is thrown as kafkajs's error) and reads nothing of use.
+ */
+export async function probeRead(kafka: Kafka, topic: string, partition = 0): Promise<void> {
+  const cluster = newCluster(kafka);
+  try {
+    await cluster.connect();
+    await cluster.addTargetTopic(topic);
+    await fetchOnce(cluster, topic, partition, 0);
+  } finally {
+    await cluster.disconnect().catch(() => undefined);
+  }
+}
+
 async function fetchOnce(
   cluster: KafkajsCluster,
   topic: string,

@@ -51,6 +51,7 @@ const clientId = `${topics.group}-client`;
 // As loopbackEnv names it.
 const unparsedTopic = `${topics.status}.unparsed`;
 const controlTopic = `${topics.group}.control`;
+const dedupeTopic = `${topics.commands}.dedupe`;
 const names = {
   FERRY_TOPIC_COMMANDS: topics.commands,
   FERRY_TOPIC_RESULTS: topics.results,
@@ -58,6 +59,7 @@ const names = {
   FERRY_TOPIC_DLQ: topics.dlq,
   FERRY_TOPIC_UNPARSED_CALLBACKS: unparsedTopic,
   FERRY_TOPIC_CONTROL: controlTopic,
+  FERRY_TOPIC_DEDUPE: dedupeTopic,
   FERRY_KAFKA_GROUP: topics.group,
   FERRY_KAFKA_CLIENT_ID: clientId,
 };
@@ -93,6 +95,12 @@ before(async () => {
         numPartitions: 1,
         replicationFactor: 1,
         configEntries: [{ name: 'cleanup.policy', value: 'compact' }],
+      },
+      {
+        topic: dedupeTopic,
+        numPartitions: 2,
+        replicationFactor: 1,
+        configEntries: [{ name: 'cleanup.policy', value: 'compact,delete' }],
       },
     ],
   );
@@ -191,6 +199,7 @@ const DEFAULT_NAMES = {
   FERRY_TOPIC_DLQ: 'ferry.dlq',
   FERRY_TOPIC_UNPARSED_CALLBACKS: 'ferry.callbacks.unparsed',
   FERRY_TOPIC_CONTROL: 'ferry.control',
+  FERRY_TOPIC_DEDUPE: 'ferry.dedupe',
   FERRY_KAFKA_GROUP: 'ferry',
   FERRY_KAFKA_CLIENT_ID: 'ferry',
 };
@@ -216,7 +225,7 @@ test('the documented kafka-topics.sh and kafka-acls.sh commands, run as written:
   const block = /```sh\n((?:(?!```)[\s\S])*?kafka-topics\.sh --[\s\S]*?)```/.exec(docs)?.[1];
   assert.ok(block, 'the topic block of Topic settings');
   const created = await runWithKafkaTools(block, toolsDir, broker.plaintext);
-  assert.equal(created.match(/^Created topic /gm)?.length, 6, created);
+  assert.equal(created.match(/^Created topic /gm)?.length, 7, created);
 
   const env = {
     ...scramEnv(),
