@@ -70,7 +70,8 @@ export function topicNeeds(topics: FerryTopics, settings: ExpectedTopicSettings)
         {
           topic: topics.dedupe.topic,
           operations: ['Read', 'Write'],
-          describeConfigs: false,
+          // Its max.message.bytes lets the start-up check prove Write without writing.
+          describeConfigs: true,
           writtenByFerry: false,
           // As many partitions as the commands: each commands partition's ids in its own.
           partitions: settings.partitions,

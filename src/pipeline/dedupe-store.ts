@@ -4,7 +4,8 @@
  * the ids handed out and not yet committed, so that a copy arriving meanwhile waits for
  * its first instead of going out beside it. Named transitions: `cleared` (a takeover:
  * what this replica knew may be stale), `restored` (a record of the dedupe topic read
- * back), `handedOut` (a command went out), `committed` (its completion is durable).
+ * back), `handedOut` (a command went out), `committed` (its completion is durable),
+ * `settled` (its result, whatever it was, is committed).
  */
 import type { SendOutcome } from './send-outcome.ts';
 
@@ -115,6 +116,20 @@ export class DedupeStore {
     const out = this.#handedOut.get(id);
     if (out !== undefined && out.offset <= BigInt(first.offset)) this.#handedOut.delete(id);
     this.#keep(id, first);
+  }
+
+  /**
+   * The command with `id` at `offset` has its result committed, whatever it was: it is
+   * on its way no longer (nor is any copy before it).
+   */
+  settled(id: string, offset: string): void {
+    const out = this.#handedOut.get(id);
+    if (out !== undefined && out.offset <= BigInt(offset)) this.#handedOut.delete(id);
+  }
+
+  /** Commands with an id handed out and not yet committed. */
+  get onTheirWay(): number {
+    return this.#handedOut.size;
   }
 
   // --- questions ---------------------------------------------------------------

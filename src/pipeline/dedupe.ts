@@ -123,8 +123,8 @@ export class Dedupe {
     }[],
   ): { records: OutboundRecord[]; committed: () => void } {
     const { topic } = this.#options.settings;
-    const firsts = answered.flatMap(({ command, outcome, completedAt }) => {
-      if (!isReconcilable(command.type, command.id)) return [];
+    const reconcilable = answered.filter(({ command }) => isReconcilable(command.type, command.id));
+    const firsts = reconcilable.flatMap(({ command, outcome, completedAt }) => {
       const first = firstCompletion(outcome, {
         partition,
         offset: command.record.offset,
@@ -137,6 +137,9 @@ export class Dedupe {
       committed: () => {
         const store = this.#options.storeOf(partition);
         for (const { id, first } of firsts) store.committed(id, first);
+        for (const { command } of reconcilable) {
+          store.settled(dedupeKey(command.id), command.record.offset);
+        }
         this.#options.metrics.dedupeIds.set({ partition: String(partition) }, store.size);
       },
     };

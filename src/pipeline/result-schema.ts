@@ -110,7 +110,8 @@ export const resultSchema: JsonSchema = recordSchema<Result>()(
         completed_at: {
           type: 'string',
           format: 'date-time',
-          description: "When the first was settled: its result's `completed_at`.",
+          description:
+            "When the first was settled: its result's `completed_at`; for a copy answered while the first was still on its way, when the first's answer came (a few ms before its result's).",
         },
       },
       required: ['partition', 'offset', 'success', 'completed_at'],

@@ -83,3 +83,13 @@ test('maxIds: past the bound the oldest completions go first', () => {
     [false, false, true, true, true],
   );
 });
+
+test('settled: a command committed without reaching the gateway is on its way no longer', () => {
+  const store = new DedupeStore({ windowMs: HOUR, maxIds: 10 });
+  store.handedOut('7', '10', outcome());
+  store.settled('7', '9');
+  assert.equal(store.onTheirWay, 1, 'a result before it settles nothing of it');
+  store.settled('7', '10');
+  assert.equal(store.onTheirWay, 0);
+  assert.equal(store.size, 0, 'nothing was completed');
+});
