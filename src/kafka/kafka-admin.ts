@@ -132,8 +132,16 @@ export class KafkaAdmin {
       const answer = await whileCoordinatorMoves(() =>
         admin.fetchOffsets({ groupId, topics: [topic] }),
       );
+      // kafkajs asks for the partitions its cluster metadata lists. A metadata refresh for
+      // another topic running at the same moment (the dedupe topic read at a takeover) can
+      // leave this topic out of it for a while: kafkajs then asks for no partition and
+      // answers "no offsets", which a takeover would read as a group that never committed.
+      const partitions = answer.find((a) => a.topic === topic)?.partitions ?? [];
+      if (partitions.length === 0) {
+        throw new Error(`the offsets of ${topic} came back without its partitions`);
+      }
       const result = new Map<number, PartitionOffset>();
-      for (const p of answer[0]?.partitions ?? []) {
+      for (const p of partitions) {
         result.set(p.partition, {
           topic,
           partition: p.partition,
@@ -148,7 +156,6 @@ export class KafkaAdmin {
     }
   }
 
-  /** The end offset (high watermark) of each partition of a topic. */
   /** The first and end offsets (high watermark) of each partition of a topic. */
   async offsetRanges(topic: string): Promise<Map<number, { low: string; high: string }>> {
     const admin = await this.#adminClient();
@@ -156,6 +163,7 @@ export class KafkaAdmin {
     return new Map(offsets.map((o) => [o.partition, { low: o.low, high: o.high }]));
   }
 
+  /** The end offset (high watermark) of each partition of a topic. */
   async endOffsets(topic: string): Promise<Map<number, string>> {
     const admin = await this.#adminClient();
     const offsets = await admin.fetchTopicOffsets(topic);

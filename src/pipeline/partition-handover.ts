@@ -5,7 +5,12 @@
  * PartitionOwnership; this module only talks to the group and the transactions.
  */
 
-import type { KafkaPort, OutboundRecord, RecordBatch } from '../kafka/kafka-port.ts';
+import type {
+  KafkaPort,
+  OutboundRecord,
+  PartitionOffset,
+  RecordBatch,
+} from '../kafka/kafka-port.ts';
 import type { Logger } from '../observability/logger.ts';
 import { pause } from './abortable.ts';
 import type { Dedupe } from './dedupe.ts';
@@ -76,7 +81,16 @@ export class PartitionHandover {
       );
       return 'unknown';
     }
-    const current = await transactions.committed(partition);
+    let current: PartitionOffset | undefined;
+    try {
+      current = await transactions.committed(partition);
+    } catch (error: unknown) {
+      logger.warn(
+        { partition, err: error instanceof Error ? error.message : String(error) },
+        "reading the partition's group offset failed; trying again",
+      );
+      return 'unknown';
+    }
     const committed = current && /^\d+$/.test(current.offset) ? BigInt(current.offset) : undefined;
     if (ownership.readBehind(partition, committed)) {
       logger.warn(
