@@ -90,6 +90,8 @@ export function loopbackEnv(options: LoopbackEnvOptions): Record<string, string>
     FERRY_TOPIC_CONTROL: `${options.group}.control`,
     // Ids of another test's commands must not count as this one's copies.
     FERRY_TOPIC_DEDUPE: `${topics.commands}.dedupe`,
+    // Off by default; on here, so every test and make chaos run with it.
+    FERRY_DEDUPE: 'true',
     FERRY_API_KEY: options.apiKey,
     FERRY_SYNC_BASE_URL: options.gatewayUrl,
     FERRY_ASYNC_BASE_URL: options.gatewayUrl,
