@@ -1,6 +1,6 @@
 /**
  * The records of the dedupe topic: one per command id whose message reached the gateway
- * (or may have), keyed by the id, written to the commands' partition number in the
+ * (or may have), keyed by the commands partition and the id (`2:1021`), written to the commands' partition number in the
  * transaction of its result, and read back at a takeover. Which outcomes count as
  * reaching the gateway is decided here too.
  */
@@ -62,7 +62,14 @@ export function dedupeRecord(topic: string, id: string, first: FirstCompletion):
   if (first.msgId !== undefined) value.msg_id = first.msgId;
   if (first.requestId !== undefined) value.request_id = first.requestId;
   if (first.delivery !== undefined) value.delivery = first.delivery;
-  return { topic, key: id, value: JSON.stringify(value), partition: first.partition };
+  // The key names the commands partition too: on a dedupe topic with fewer partitions,
+  // compaction must not keep one partition's record of an id in place of another's.
+  return {
+    topic,
+    key: `${first.partition}:${id}`,
+    value: JSON.stringify(value),
+    partition: first.partition,
+  };
 }
 
 /**
@@ -99,5 +106,8 @@ export function readDedupeRecord(
     ...(typeof v.request_id === 'string' ? { requestId: v.request_id } : {}),
     ...(v.delivery === 'in_doubt' ? { delivery: 'in_doubt' as const } : {}),
   };
-  return { id: key.toString('utf8'), first };
+  const prefix = `${partition}:`;
+  const text = key.toString('utf8');
+  if (!text.startsWith(prefix)) return undefined;
+  return { id: text.slice(prefix.length), first };
 }

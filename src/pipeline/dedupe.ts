@@ -152,10 +152,13 @@ export class Dedupe {
     );
   }
 
-  /** The committed first completion of the command's id, unless it is this very record. */
+  /**
+   * The committed first completion of the command's id. It may be this very record, read
+   * again after its commit (the group offset set back, a replay): it reached the gateway,
+   * so it is answered, not sent again.
+   */
   #firstOf(partition: number, command: ValidCommand) {
-    const first = this.#options.storeOf(partition).firstOf(dedupeKey(command.id));
-    return first?.offset === command.record.offset ? undefined : first;
+    return this.#options.storeOf(partition).firstOf(dedupeKey(command.id));
   }
 
   #unkeyed(partition: number): void {

@@ -87,7 +87,13 @@ export class PartitionRouter {
     const lost = this.#options.transactions.partitions.filter((p) => rejoined || !owned.has(p));
     for (const worker of this.#options.workers) {
       const { partition } = worker;
-      if (owned.has(partition) || worker.lag === undefined) continue;
+      if (owned.has(partition)) continue;
+      // Another replica owns its ids now; they are read back should it come back.
+      if (worker.dedupe.size > 0 || worker.dedupe.onTheirWay > 0) {
+        worker.dedupe.cleared();
+        this.#options.metrics.dedupeIds.remove({ partition: String(partition) });
+      }
+      if (worker.lag === undefined) continue;
       worker.lag = undefined;
       this.#options.metrics.consumerLag.remove({
         topic: this.#options.topic,

@@ -57,7 +57,7 @@ test('a record round-trips to the partition it was written for', () => {
   assert.ok(first);
   const record = dedupeRecord('ferry.dedupe', '1021', first);
   assert.equal(record.topic, 'ferry.dedupe');
-  assert.equal(record.key, '1021');
+  assert.equal(record.key, '2:1021', 'the commands partition and the id');
   assert.equal(record.partition, 2);
   const read = readDedupeRecord(
     Buffer.from(String(record.key)),
@@ -68,7 +68,7 @@ test('a record round-trips to the partition it was written for', () => {
 });
 
 test('a reader passes over tombstones, other partitions, other layouts and garbage', () => {
-  const key = Buffer.from('7');
+  const key = Buffer.from('2:7');
   const value = (fields: Record<string, unknown>) => Buffer.from(JSON.stringify(fields));
   const good = { v: 1, partition: 2, offset: '3', success: true, completed_at: at.completedAt };
   assert.ok(readDedupeRecord(key, value(good), 2));
@@ -78,4 +78,10 @@ test('a reader passes over tombstones, other partitions, other layouts and garba
   assert.equal(readDedupeRecord(key, value({ ...good, v: 2 }), 2), undefined, 'a later layout');
   assert.equal(readDedupeRecord(key, Buffer.from('{not json'), 2), undefined);
   assert.equal(readDedupeRecord(key, value({ ...good, completed_at: 'soon' }), 2), undefined);
+  assert.equal(
+    readDedupeRecord(Buffer.from('5:7'), value(good), 2),
+    undefined,
+    'a key of another commands partition (a shared dedupe partition; compaction keeps both)',
+  );
+  assert.equal(readDedupeRecord(Buffer.from('7'), value(good), 2), undefined, 'a bare id');
 });
