@@ -131,11 +131,7 @@ export class SimGateway {
     if (arrival > 0) await sleep(arrival);
     if (draw < f.refusedRate + f.http503Rate) return new GatewayStatusError(503);
     this.requests += 1;
-    if (process.env.GWTRACE && body.includes(process.env.GWTRACE))
-      process.stderr.write(`GW t=${Date.now() % 100000} ${link.name} ${body.slice(40, 200)}\n`);
     const answer = serializeAnswer(this.gateway.handleEnvelope(transport, body, Date.now()), false);
-    if (process.env.GWTRACE && body.includes(process.env.GWTRACE))
-      process.stderr.write(`GWA ${answer.slice(0, 200)} draw=${draw.toFixed(3)}\n`);
     if (draw < f.refusedRate + f.http503Rate + f.lostAnswerRate) return undefined;
     const late = draw < f.refusedRate + f.http503Rate + f.lostAnswerRate + f.lateAnswerRate;
     await sleep(late ? this.#requestTimeoutMs : this.#random.int(0, f.maxLatencyMs));
