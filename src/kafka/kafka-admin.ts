@@ -156,16 +156,6 @@ export class KafkaAdmin {
     }
   }
 
-  /**
-   * The first and end offsets of each partition of a topic. kafkajs's admin lists offsets
-   * at read_committed: the end is the last stable offset, before any transaction still open.
-   */
-  async offsetRanges(topic: string): Promise<Map<number, { low: string; high: string }>> {
-    const admin = await this.#adminClient();
-    const offsets = await admin.fetchTopicOffsets(topic);
-    return new Map(offsets.map((o) => [o.partition, { low: o.low, high: o.high }]));
-  }
-
   /** The end offset (high watermark) of each partition of a topic. */
   async endOffsets(topic: string): Promise<Map<number, string>> {
     const admin = await this.#adminClient();

@@ -33,7 +33,7 @@ import {
   Partitioners,
 } from './kafkajs.ts';
 import { kafkaLogCreator } from './kafkajs-adapters.ts';
-import { readPartition } from './partition-reader.ts';
+import { readWholePartition } from './partition-reader.ts';
 import { RecordProducer, TRANSACTION_RETRY, TransactionalProducer } from './producers.ts';
 import type { PartitionOffset, TopicSpec } from './records.ts';
 import { CLIENT_RETRY, CONSUMER_METADATA_MAX_AGE_MS } from './retry-budget.ts';
@@ -136,14 +136,11 @@ export class KafkaClient {
   /**
    * Every committed record of the partition that records written with `partition` land
    * in (`partition` modulo the topic's count), from its start to its end as of the call,
-   * in offset order; read without a consumer group (partition-reader.ts).
+   * in offset order; read without a consumer group, on a cluster of its own
+   * (partition-reader.ts).
    */
-  async readWhole(topic: string, partition: number, onRecord: (record: StoredRecord) => void) {
-    const count = await this.#admin.partitionCount(topic);
-    const target = partition % count;
-    const range = (await this.#admin.offsetRanges(topic)).get(target);
-    if (range === undefined) return;
-    await readPartition(this.#kafka, topic, target, Number(range.low), Number(range.high), (r) =>
+  readWhole(topic: string, partition: number, onRecord: (record: StoredRecord) => void) {
+    return readWholePartition(this.#kafka, topic, partition, (r) =>
       onRecord({ offset: String(r.offset), key: r.key, value: r.value }),
     );
   }

@@ -36,6 +36,14 @@ export interface KafkajsCluster {
   refreshMetadata(): Promise<void>;
   findGroupCoordinator(query: { groupId: string }): Promise<KafkajsBroker>;
   findLeaderForPartitions(topic: string, partitions: number[]): Record<string, number[]>;
+  findTopicPartitionMetadata(topic: string): readonly { partitionId: number }[];
+  fetchTopicsOffset(
+    topics: {
+      topic: string;
+      fromBeginning: boolean;
+      partitions: { partition: number }[];
+    }[],
+  ): Promise<{ topic: string; partitions: { partition: number; offset: string }[] }[]>;
   findBroker(query: { nodeId: number }): Promise<KafkajsBroker>;
 }
 type ClusterFactory = (options: { allowAutoTopicCreation: boolean }) => KafkajsCluster;

@@ -58,34 +58,81 @@ export async function readPartition(
 ): Promise<number> {
   if (from >= end) return from;
   const cluster = newCluster(kafka);
-  const deadline = Date.now() + DEADLINE_MS;
-  let next = from;
   try {
     await cluster.connect();
     await cluster.addTargetTopic(topic);
-    while (next < end) {
-      let batch: KafkajsBatch;
-      try {
-        batch = await fetchOnce(cluster, topic, partition, next);
-      } catch (error: unknown) {
-        const retriable = (error as { retriable?: unknown }).retriable === true;
-        if (!retriable || Date.now() > deadline) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 200));
-        await cluster.refreshMetadata().catch(() => undefined);
-        continue;
-      }
-      for (const message of batch.messages) {
-        const offset = Number(message.offset);
-        if (offset < next || offset >= end) continue;
-        onRecord({ offset, key: message.key, value: message.value });
-      }
-      // An empty answer (compacted away, aborted, control records) still moves on.
-      next = Math.max(next, Number(batch.lastOffset()) + 1);
-    }
-    return next;
+    return await readRange(cluster, topic, partition, from, end, onRecord);
   } finally {
     await cluster.disconnect().catch(() => undefined);
   }
+}
+
+/**
+ * Every committed record of the partition that records written with `partition` land in
+ * (`partition` modulo the topic's count), from its start to its last stable offset as of
+ * the call. Partition count and offsets come from this read's own cluster: asking the
+ * client's shared admin would refresh its metadata with this topic alone and leave the
+ * topics other callers rely on out of it for a while.
+ */
+export async function readWholePartition(
+  kafka: Kafka,
+  topic: string,
+  partition: number,
+  onRecord: (record: PartitionRecord) => void,
+): Promise<void> {
+  const cluster = newCluster(kafka);
+  try {
+    await cluster.connect();
+    await cluster.addTargetTopic(topic);
+    const count = cluster.findTopicPartitionMetadata(topic).length;
+    if (count === 0) throw new Error(`no partitions of ${topic} in the metadata`);
+    const target = partition % count;
+    const offsetOf = async (fromBeginning: boolean) => {
+      const [answer] = await cluster.fetchTopicsOffset([
+        { topic, fromBeginning, partitions: [{ partition: target }] },
+      ]);
+      const offset = answer?.partitions.find((p) => p.partition === target)?.offset;
+      if (offset === undefined) throw new Error(`no offset of ${topic}/${target}`);
+      return Number(offset);
+    };
+    const from = await offsetOf(true);
+    const end = await offsetOf(false);
+    if (from < end) await readRange(cluster, topic, target, from, end, onRecord);
+  } finally {
+    await cluster.disconnect().catch(() => undefined);
+  }
+}
+
+async function readRange(
+  cluster: KafkajsCluster,
+  topic: string,
+  partition: number,
+  from: number,
+  end: number,
+  onRecord: (record: PartitionRecord) => void,
+): Promise<number> {
+  const deadline = Date.now() + DEADLINE_MS;
+  let next = from;
+  while (next < end) {
+    let batch: KafkajsBatch;
+    try {
+      batch = await fetchOnce(cluster, topic, partition, next);
+    } catch (error: unknown) {
+      const retriable = (error as { retriable?: unknown }).retriable === true;
+      if (!retriable || Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await cluster.refreshMetadata().catch(() => undefined);
+      continue;
+    }
+    for (const message of batch.messages) {
+      const offset = Number(message.offset);
+      if (offset < next || offset >= end) continue;
+      onRecord({ offset, key: message.key, value: message.value });
+    }
+    // An empty answer (compacted away, aborted, control records) still moves on.
+    next = Math.max(next, Number(batch.lastOffset()) + 1);
+  }
+  return next;
 }
 
 /**
