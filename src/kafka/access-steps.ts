@@ -15,6 +15,7 @@ import type { NeedOf } from './access-probes.ts';
 import { type AclNeed, missingAcl } from './acl-grants.ts';
 import { kafkaError, kafkaRefusalOf } from './kafka-security.ts';
 import type { LogEntry } from './kafkajs.ts';
+import { isRetriableKafkaError } from './start-retry.ts';
 
 /** How long one try of a probe may take. */
 const PROBE_TIMEOUT_MS = 30_000;
@@ -93,7 +94,7 @@ export class AccessSteps {
           throw this.#refusal(cause, `${what}: finding the coordinator`, need);
         }
         const failure = this.#refusal(error, what, need);
-        const passing = error instanceof ProbeTimeout || isRetriable(error);
+        const passing = error instanceof ProbeTimeout || isRetriableKafkaError(error);
         if (failure.code !== 'kafka' || !passing || Date.now() > deadline) throw failure;
         this.#log.info(
           { attempt, err: failure.message },
@@ -128,11 +129,3 @@ const REFUSAL_PREFIX: Record<AclNeed['resource'], string> = {
   Group: 'GROUP_',
   TransactionalId: 'TRANSACTIONAL_ID_',
 };
-
-/** Whether kafkajs marks the error, or one it wraps, as passing. */
-function isRetriable(error: unknown, depth = 0): boolean {
-  if (typeof error !== 'object' || error === null || depth > 5) return false;
-  const record = error as { retriable?: unknown; cause?: unknown; originalError?: unknown };
-  if (record.retriable === true) return true;
-  return isRetriable(record.cause, depth + 1) || isRetriable(record.originalError, depth + 1);
-}

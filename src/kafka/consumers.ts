@@ -3,6 +3,7 @@ import { DEFAULT_READ_LIMITS, setTopicReadLimits } from './bounded-fetch.ts';
 import type { BatchConsumerOptions, GroupConsumer, InboundRecord } from './kafka-port.ts';
 import type { Consumer } from './kafkajs.ts';
 import { inbound } from './records.ts';
+import { retryWhilePassing } from './start-retry.ts';
 
 export type { BatchConsumerOptions, RecordBatch } from './kafka-port.ts';
 
@@ -100,9 +101,20 @@ export class BatchConsumer implements GroupConsumer {
   async start({ paused = false }: { paused?: boolean } = {}): Promise<void> {
     if (this.#running) return;
     const { topic, onBatch } = this.#options;
-    await this.#consumer.connect();
-    // A new group starts at the earliest offset: nothing produced before the first start is lost.
-    await this.#consumer.subscribe({ topics: [topic], fromBeginning: true });
+    // kafkajs's subscribe reads the topic's metadata once, without retrying a connection
+    // reset: a broker killed while a replica starts would otherwise end the start.
+    await retryWhilePassing(
+      async () => {
+        await this.#consumer.connect();
+        // A new group starts at the earliest offset: nothing produced before the first
+        // start is lost.
+        await this.#consumer.subscribe({ topics: [topic], fromBeginning: true });
+      },
+      {
+        undo: () => this.#consumer.disconnect(),
+        ...(this.#options.onStartRetry ? { onRetry: this.#options.onStartRetry } : {}),
+      },
+    );
     const running = this.#consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,

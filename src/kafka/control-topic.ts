@@ -22,6 +22,7 @@ import { type Admin, type Consumer, Kafka, logLevel, type Producer } from './kaf
 import { kafkaLogCreator } from './kafkajs-adapters.ts';
 import { readPartition } from './partition-reader.ts';
 import { CLIENT_RETRY, CONSUMER_METADATA_MAX_AGE_MS } from './retry-budget.ts';
+import { retryWhilePassing } from './start-retry.ts';
 
 /** The longest wait for each step of stop(), ms. */
 const STOP_STEP_MS = 3_000;
@@ -105,6 +106,18 @@ export class ControlTopic {
    *   partition (records would have no single order).
    */
   async start(onRecord: (record: ControlRecord) => void): Promise<void> {
+    // A broker killed while the replica starts fails one of the reads below with a
+    // connection reset; the whole start is tried again from a stopped state.
+    await retryWhilePassing(() => this.#startOnce(onRecord), {
+      onRetry: (attempt, error) =>
+        this.#options.logger.warn(
+          { attempt, err: error instanceof Error ? error.message : String(error) },
+          'reading the control topic failed while Kafka is unsettled; trying again',
+        ),
+    });
+  }
+
+  async #startOnce(onRecord: (record: ControlRecord) => void): Promise<void> {
     const { topic } = this.#options;
     try {
       const admin = this.#kafka.admin();

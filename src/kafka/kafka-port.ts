@@ -126,6 +126,8 @@ export interface BatchConsumerOptions {
   readonly onAssignment?: (partitions: readonly number[]) => void;
   /** The consumer stopped for good (the client gave up restarting it). */
   readonly onCrash?: (error: Error) => void;
+  /** Told when joining failed with a passing error and is tried again (for a warning). */
+  readonly onStartRetry?: (attempt: number, error: unknown) => void;
 }
 
 /** A consumer group member that hands whole fetched batches to one handler. */

@@ -12,6 +12,7 @@ import {
   toKafkaMessages,
 } from './records.ts';
 import { boundedRetry } from './retry-budget.ts';
+import { retryWhilePassing } from './start-retry.ts';
 
 /**
  * Retries of the transactional producers. A transaction begun right after the previous
@@ -54,7 +55,9 @@ export class RecordProducer {
     return this.#maxRequestBytes;
   }
   async connect(): Promise<void> {
-    await this.#producer.connect();
+    await retryWhilePassing(() => this.#producer.connect(), {
+      undo: () => this.#producer.disconnect(),
+    });
   }
   /** Resolves once Kafka acknowledged every record. @throws FerryError `kafka`. */
   async send(records: readonly OutboundRecord[]): Promise<void> {
@@ -167,7 +170,9 @@ export class TransactionalProducer {
    * InitProducerId with the transactional id.
    */
   async connect(): Promise<void> {
-    await this.#producer.connect();
+    await retryWhilePassing(() => this.#producer.connect(), {
+      undo: () => this.#producer.disconnect(),
+    });
     const transaction = await this.#producer.transaction();
     // Nothing was added to it, so kafkajs ends it without a request to the broker.
     await transaction.abort();

@@ -224,6 +224,11 @@ export class Pipeline implements PipelineControl {
         this.#ownership.rebalanceStarted();
         this.#log.info('rebalance started: batches in progress stop sending');
       },
+      onStartRetry: (attempt, error) =>
+        this.#log.warn(
+          { attempt, err: error instanceof Error ? error.message : String(error) },
+          'joining the consumer group failed while Kafka is unsettled; trying again',
+        ),
       onCrash: (error) => {
         this.#options.metrics.consumerCrashes.inc();
         this.#options.onCrash(error);
