@@ -95,19 +95,26 @@ test('a broker back after a restart is used again within the documented bound', 
   broker = await startBroker(options);
   const back = Date.now();
   const ids = [11, 12, 13, 14, 15, 16];
-  await produceOnce(broker.brokers, topics.commands, ids);
-  await untilResults(broker.brokers, topics.results, ids, 60_000);
-  const recoveryMs = Date.now() - back;
-  process.stdout.write(`# recovery after the broker returned: ${recoveryMs} ms\n`);
-  // RECOVERY_DEBUG=1 prints what ferry logged from just before the broker returned.
-  if (process.env.RECOVERY_DEBUG) {
+  /** What ferry logged from just before the broker returned, as test diagnostics. */
+  const printLogSinceBack = () => {
     for (const line of ferry.output().split('\n')) {
       if (!line.startsWith('{') || line.includes('ECONNREFUSED')) continue;
       const { time } = JSON.parse(line) as { time?: string };
       const at = Date.parse(time ?? '') - back;
-      if (at >= -1_000) process.stdout.write(`# ${at} ms: ${line.slice(0, 400)}\n`);
+      if (at >= -1_000) process.stdout.write(`# ${at} ms: ${line.slice(0, 600)}\n`);
     }
+  };
+  await produceOnce(broker.brokers, topics.commands, ids);
+  try {
+    await untilResults(broker.brokers, topics.results, ids, 60_000);
+  } catch (error: unknown) {
+    printLogSinceBack();
+    throw error;
   }
+  const recoveryMs = Date.now() - back;
+  process.stdout.write(`# recovery after the broker returned: ${recoveryMs} ms\n`);
+  // RECOVERY_DEBUG=1 prints the log on success too.
+  if (process.env.RECOVERY_DEBUG) printLogSinceBack();
   assert.ok(recoveryMs <= RECOVERY_BOUND_MS, `${recoveryMs} ms > ${RECOVERY_BOUND_MS} ms`);
   assert.equal(ferry.child.exitCode, null, ferry.output());
 });

@@ -6,86 +6,25 @@
  * back at read_committed.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { promisify } from 'node:util';
 import type { Emulator } from '../../src/emulator/index.ts';
-import { findTool } from '../deploy/external-tools.ts';
-import { smsOperation } from '../fixtures/operations.ts';
+import {
+  assertOneSendPerId,
+  kcatCommands,
+  kcatResults,
+  kcatWrite,
+  untilResults,
+} from '../helpers/dedupe-copies.ts';
 import { startEmulator, startFerry, testTopics } from '../helpers/ferry.ts';
 import { type FerryProcess, spawnFerry, waitForLog } from '../helpers/ferry-process.ts';
-import { testBrokers } from '../helpers/kafka.ts';
 import { kcatReadAll } from '../helpers/kcat.ts';
 
-const execFileAsync = promisify(execFile);
 const PARTITIONS = 2;
 /** Longer than it takes kcat to write a copy, shorter than ferry's request timeout (2 s). */
 const GATEWAY_LATENCY_MS = 1_500;
 /** How long the gateway holds the answer to a send whose replica is killed meanwhile. */
 const HELD_ANSWER_MS = 5_000;
-
-/** Writes one sms command per id with kcat, keyed by String(id) (kcat hashes the key). */
-async function kcatWrite(topic: string, ids: readonly number[]): Promise<void> {
-  const child = execFileAsync(
-    findTool('kcat'),
-    ['-P', '-b', testBrokers().join(','), '-t', topic, '-K', '\t', '-X', 'acks=all'],
-    { timeout: 30_000 },
-  );
-  child.child.stdin?.end(ids.map((id) => `${id}\t${JSON.stringify(smsOperation(id))}\n`).join(''));
-  await child;
-}
-
-interface CommandRecord {
-  readonly partition: number;
-  readonly offset: number;
-  readonly key: string;
-}
-
-/** Where kcat's copies landed: every record of the commands topic, read with kcat. */
-async function kcatCommands(topic: string): Promise<CommandRecord[]> {
-  const { stdout } = await execFileAsync(
-    findTool('kcat'),
-    [
-      ...['-C', '-b', testBrokers().join(','), '-t', topic, '-o', 'beginning', '-e', '-q'],
-      ...['-f', '%p\\t%o\\t%k\\n'],
-    ],
-    { timeout: 30_000, maxBuffer: 16 * 1024 * 1024 },
-  );
-  return stdout
-    .split('\n')
-    .filter((line) => line.length > 0)
-    .map((line) => {
-      const [partition, offset, key] = line.split('\t');
-      return { partition: Number(partition), offset: Number(offset), key: key ?? '' };
-    });
-}
-
-interface ReadResult {
-  readonly partition: number;
-  readonly key: string;
-  readonly value: Record<string, unknown>;
-}
-
-/** Every result committed so far, read with kcat at read_committed, in offset order per partition. */
-async function kcatResults(topic: string): Promise<ReadResult[]> {
-  return (await kcatReadAll(topic)).map((record) => ({
-    partition: record.partition,
-    key: record.key,
-    value: JSON.parse(record.value.toString('utf8')) as Record<string, unknown>,
-  }));
-}
-
-/** Polls the results until `count` are committed; fails after `timeoutMs`. */
-async function untilResults(topic: string, count: number, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const results = await kcatResults(topic);
-    if (results.length >= count) return results;
-    if (Date.now() > deadline) throw new Error(`${results.length} of ${count} results`);
-    await sleep(200);
-  }
-}
 
 /** Polls until `check` holds; fails with `what` after `timeoutMs`. */
 async function until(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {
@@ -260,67 +199,16 @@ test('each copy of a command gets its own result and the gateway gets the comman
   await sleep(1_500);
 
   const ids = [...apart, ...during, ...killed, inDoubt];
-  assert.deepEqual(
-    emulator.stats().sendsById,
-    Object.fromEntries(ids.map((id) => [String(id), 1])),
-    'every id reached the gateway exactly once',
-  );
   const commands = await kcatCommands(topics.commands);
-  const results = await kcatResults(topics.results);
   assert.equal(commands.length, written);
-  assert.equal(results.length, written, 'one result per command record, none more');
-  // A copy answered from the dedupe records carries the first's `completed_at` exactly; one
-  // answered while its first was on its way carries the moment it saw the first settled,
-  // which is not the first result's own stamp (1 ms apart here).
-  const answeredInFlight = new Set([...during, inDoubt]);
-  for (const id of ids) {
-    const copies = commands.filter((c) => c.key === String(id));
-    const [firstCommand] = copies;
-    assert.ok(firstCommand, `commands of ${id}`);
-    assert.ok(
-      copies.every((c) => c.partition === firstCommand.partition),
-      `the copies of ${id} are on one partition`,
-    );
-    // Results of a partition are in the order of its commands: the first copy's comes first.
-    const [first, ...others] = results.filter((r) => r.key === String(id)).map((r) => r.value);
-    assert.equal(1 + others.length, copies.length, `one result per copy of ${id}`);
-    assert.ok(
-      first?.success === true && first.code === undefined,
-      `${id}: ${JSON.stringify(first)}`,
-    );
-    assert.ok(first.msg_id !== undefined, `the first of ${id} has its msg_id`);
-    if (id === inDoubt) assert.equal(first.reconciled, true, 'found at the gateway, not sent');
-    for (const copy of others) {
-      const of = (copy.duplicate_of ?? {}) as Record<string, unknown>;
-      assert.deepEqual(
-        {
-          success: copy.success,
-          stage: copy.stage,
-          code: copy.code,
-          msg_id: copy.msg_id,
-          duplicate_of: { partition: of.partition, offset: of.offset, success: of.success },
-        },
-        {
-          success: false,
-          stage: 'validation',
-          code: 'duplicate',
-          msg_id: first.msg_id,
-          duplicate_of: {
-            partition: firstCommand.partition,
-            offset: String(firstCommand.offset),
-            success: true,
-          },
-        },
-        `a copy of ${id}: ${JSON.stringify(copy)}`,
-      );
-      const apartMs = Date.parse(String(of.completed_at)) - Date.parse(String(first.completed_at));
-      if (answeredInFlight.has(id)) {
-        assert.ok(Math.abs(apartMs) < 5_000, `a copy of ${id}: ${JSON.stringify(copy)}`);
-      } else {
-        assert.equal(of.completed_at, first.completed_at, `a copy of ${id}`);
-      }
-    }
-  }
+  assertOneSendPerId({
+    emulator,
+    commands,
+    results: await kcatResults(topics.results),
+    ids,
+    answeredInFlight: new Set([...during, inDoubt]),
+    reconciled: new Set([inDoubt]),
+  });
   assert.deepEqual(await kcatReadAll(topics.dlq), [], 'no dead letters');
 });
 
