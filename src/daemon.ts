@@ -153,6 +153,7 @@ export class Daemon implements HealthSource {
       }),
       commandMaxBytes: config.FERRY_COMMAND_MAX_BYTES,
       commandMaxDepth: config.FERRY_COMMAND_MAX_DEPTH,
+      expireAfterMs: config.FERRY_EXPIRE_AFTER_MS,
       recordMaxBytes: config.FERRY_RECORD_MAX_BYTES,
       onCrash: (error) => options.onFatal(error),
       tracer: options.tracer,

@@ -3,6 +3,7 @@
  * the Config type is derived, read from the environment and checked on every start.
  * A wrong or missing value throws a ConfigError naming the variable.
  */
+import { sendOperationTypes } from '../contract/index.ts';
 import { ConfigError } from '../errors.ts';
 import { checkKafkaSecurity, kafkaSecurityVariables, secretFromFile } from './kafka-security.ts';
 
@@ -90,6 +91,29 @@ const boolean: Parser<boolean> = (raw, name) => {
   if (/^(1|true|yes|on)$/i.test(raw)) return true;
   if (/^(0|false|no|off)$/i.test(raw)) return false;
   throw new ConfigError(name, `must be true or false, got "${raw}"`);
+};
+
+/**
+ * Per operation type, how long after its record's timestamp a command may still be sent:
+ * `telegram=300000,call/otp=300000`, `*` for every other message type; `none` for no
+ * default. Only message-sending types: a lookup or a template call has no deadline.
+ */
+const perTypeMs: Parser<ReadonlyMap<string, number>> = (raw, name) => {
+  const defaults = new Map<string, number>();
+  if (raw.trim().toLowerCase() === 'none' || raw.trim() === '') return defaults;
+  for (const entry of raw.split(',').map((s) => s.trim())) {
+    const at = entry.lastIndexOf('=');
+    const type = entry.slice(0, at).trim();
+    if (at <= 0 || (type !== '*' && !(sendOperationTypes as ReadonlySet<string>).has(type))) {
+      throw new ConfigError(
+        name,
+        `must list type=milliseconds pairs of message types (${[...sendOperationTypes].join(', ')}) or *, got "${entry}"`,
+      );
+    }
+    if (defaults.has(type)) throw new ConfigError(name, `names ${type} twice`);
+    defaults.set(type, integer(1_000, 30 * 86_400_000)(entry.slice(at + 1).trim(), name));
+  }
+  return defaults;
 };
 
 interface Variable<T> {
@@ -217,6 +241,11 @@ export const variables = {
   FERRY_DEDUPE_MAX_IDS: v(integer(1_000, 100_000_000), 100_000),
   /** Where each completed id is kept: compacted, co-partitioned with the commands. */
   FERRY_TOPIC_DEDUPE: v(text, 'ferry.dedupe'),
+  /**
+   * Deadlines by operation type for commands without a `ferry-expires-at` header, counted
+   * from the record's timestamp: a command past its deadline is answered `expired`, never sent.
+   */
+  FERRY_EXPIRE_AFTER_MS: v(perTypeMs, new Map<string, number>()),
   /** Envelopes per second across the process; 0 means no cap. */
   FERRY_RATE_LIMIT_RPS: v(integer(0, 1_000_000), 0),
   /** Commands read and not yet committed, at most (backpressure bound). */

@@ -101,6 +101,8 @@ export interface FerryMetrics extends DedupeMetrics {
   readonly envelopeRetries: Counter<'transport' | 'reason'>;
   /** `ferry_results_total{type,stage,success}`: result records produced; `type` via {@link boundedTypeLabel}. */
   readonly results: Counter<'type' | 'stage' | 'success'>;
+  /** `ferry_commands_expired_total{type}`: commands answered `expired`, never sent: their deadline passed first. */
+  readonly commandsExpired: Counter<'type'>;
   /** `ferry_parts_billed_total`: sum of `parts` of successful sync sends. */
   readonly partsBilled: Counter;
   /** `ferry_callbacks_total{status,outcome}`: callback requests; `status` via {@link boundedStatusLabel}. */
@@ -247,6 +249,12 @@ export function createMetrics(registry: Registry = new Registry()): FerryMetrics
       name: 'ferry_results_total',
       help: 'Result records produced, by operation type, stage and success.',
       labelNames: ['type', 'stage', 'success'] as const,
+      registers,
+    }),
+    commandsExpired: new Counter({
+      name: 'ferry_commands_expired_total',
+      help: 'Commands answered expired and never sent: their deadline passed before they could go out, by operation type.',
+      labelNames: ['type'] as const,
       registers,
     }),
     partsBilled: new Counter({

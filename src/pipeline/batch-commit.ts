@@ -196,6 +196,12 @@ export class BatchCommitter {
         success: String(result.success),
       })),
     );
+    incEach(
+      metrics.commandsExpired,
+      results.flatMap((result) =>
+        result.code === 'expired' ? [{ type: boundedTypeLabel(result.type) }] : [],
+      ),
+    );
     let parts = 0;
     for (const result of results) if (typeof result.parts === 'number') parts += result.parts;
     if (parts > 0) metrics.partsBilled.inc(parts);

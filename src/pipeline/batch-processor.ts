@@ -13,6 +13,7 @@ import { readyToSend } from './batch-takeover.ts';
 import type { BatchTrace } from './batch-trace.ts';
 import type { Batcher } from './batcher.ts';
 import type { Command, CommandReaderOptions, ValidCommand } from './command.ts';
+import { isPast } from './command-deadline.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import { type InternalErrorStep, internalErrorReporter } from './internal-error.ts';
 import { readCommandGuarded } from './last-resort.ts';
@@ -260,6 +261,12 @@ export class BatchProcessor {
     span?: CommandSpan,
   ): Promise<SendOutcome | undefined> {
     if (command.kind === 'invalid') return Promise.resolve(undefined);
+    const deadlineMs = command.deadline?.atMs;
+    // Its turn came too late: it never goes out. One that may have arrived earlier goes
+    // to the dispatcher all the same, which looks it up before deciding.
+    if (!inDoubt && isPast(deadlineMs, Date.now())) {
+      return Promise.resolve({ kind: 'expired', deadlineMs: deadlineMs as number, attempts: 0 });
+    }
     return new Promise((settle) => {
       this.#batcher.add(command.transport, {
         json: command.json,
@@ -267,6 +274,7 @@ export class BatchProcessor {
         type: command.type,
         reconcilable: isReconcilable(command.type, command.id),
         inDoubt,
+        deadlineMs,
         isCurrent,
         settle,
         span,

@@ -5,11 +5,13 @@
  * headers get a bounded share of the cap and the value the rest; whatever had to be cut
  * is marked so, never dropped silently.
  */
+
 import type { InboundRecord, OutboundRecord } from '../kafka/kafka-port.ts';
 import {
   propagatedHeaders,
   withoutInvalidTraceContext,
 } from '../observability/propagated-headers.ts';
+import { EXPIRES_AT_HEADER } from './command-deadline.ts';
 import type { ErrorCode, Result } from './result.ts';
 import { encodeResult } from './result-encoding.ts';
 import type { Delivery } from './send-outcome.ts';
@@ -84,8 +86,15 @@ export function deadLetterRecord(
   maxBytes: number,
   delivery: Delivery,
   code?: ErrorCode,
+  expiresAt?: string,
 ): OutboundRecord {
   const ferryHeaders: Record<string, string> = {
+    // A deadline a default gave the command travels with it: a replay must not send it
+    // later than the original could have gone. One from the command's header is kept
+    // with its other headers.
+    ...(expiresAt === undefined || record.headers[EXPIRES_AT_HEADER] !== undefined
+      ? {}
+      : { [EXPIRES_AT_HEADER]: expiresAt }),
     'ferry-error': error.length > ERROR_HEADER_CHARS ? previewOf(error, ERROR_HEADER_CHARS) : error,
     ...(code === undefined ? {} : { [ERROR_CODE_HEADER]: code }),
     'ferry-delivery': delivery,

@@ -2,6 +2,7 @@ import { type OperationType, type Transport, validateOperation } from '../contra
 import { appendJsonFields } from '../json/append-fields.ts';
 import { jsonNestingDepth } from '../json/safe-json.ts';
 import type { InboundRecord } from '../kafka/kafka-port.ts';
+import { type Deadline, deadlineOf } from './command-deadline.ts';
 import { ID_RANGE_ERROR, ID_RANGE_RULE, idAsWritten, idOutOfRange } from './command-id.ts';
 
 /** The header that overrides the default transport (FERRY_TRANSPORT) for one command. */
@@ -16,6 +17,8 @@ export interface ValidCommand {
   readonly id: unknown;
   /** The operation as it goes into the envelope: the record's own JSON text unless ferry added a field. */
   readonly json: string;
+  /** After this it is never sent (command-deadline.ts); none when undefined. */
+  readonly deadline?: Deadline;
 }
 
 /** A command that is never sent; its result is a `validation` failure. */
@@ -74,6 +77,8 @@ export interface CommandReaderOptions {
   readonly maxBytes?: number;
   /** Record values nesting objects and arrays deeper than this are refused unparsed (FERRY_COMMAND_MAX_DEPTH). */
   readonly maxDepth?: number;
+  /** Deadlines by operation type for records without the header (FERRY_EXPIRE_AFTER_MS). */
+  readonly expireAfterMs?: ReadonlyMap<string, number>;
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
@@ -195,12 +200,18 @@ export function readCommand(record: InboundRecord, options: CommandReaderOptions
       read,
     );
   }
+  const type = operation.type as OperationType;
+  const deadline = deadlineOf(record.headers, record.timestamp, type, options.expireAfterMs);
+  if (deadline && 'error' in deadline) {
+    return invalid(record, transport, deadline.error, 'expires_header', false, read);
+  }
   return {
     kind: 'valid',
     record,
     transport,
-    type: operation.type as OperationType,
+    type,
     id: operation.id,
+    ...(deadline ? { deadline } : {}),
     json: options.prepare
       ? prepared(text, operation, (op) =>
           (options.prepare as PrepareOperation)(op, { transport, headers: record.headers }),

@@ -11,6 +11,7 @@ import { FerryError } from '../errors.ts';
 import { mayHaveReachedGateway } from '../upstream/classify-error.ts';
 import type { EnvelopeAnswer } from '../upstream/gateway-client.ts';
 import type { Batch } from './batcher.ts';
+import { isPast } from './command-deadline.ts';
 import { CommandsInDoubt } from './commands-in-doubt.ts';
 import {
   type Envelope,
@@ -159,6 +160,9 @@ export class Dispatcher {
       await this.#reconcile(envelope);
       return;
     }
+    // Whatever waited (the queue, a retry's backoff, a closed gate, a lookup) may have
+    // taken a command past its deadline: it does not go out.
+    if (!this.#dropExpired(envelope)) return;
     envelope.attempts += 1;
     envelope.sends += 1;
     this.#updateGauges();
@@ -193,6 +197,38 @@ export class Dispatcher {
       outcome: answer.kind === 'rejected' ? 'rejected' : 'ok',
     });
     this.#settleAnswer(envelope, answer);
+  }
+
+  /**
+   * Settles the items whose deadline passed and takes them out of the envelope. Here
+   * every item that may have reached the gateway before and can be looked up has been
+   * (checkFirst is empty): one still here is known unsent and ends `expired`. One that
+   * cannot be looked up and may have arrived ends `in_doubt`, not sent again.
+   * @returns whether anything is left to send.
+   */
+  #dropExpired(envelope: Envelope): boolean {
+    const now = Date.now();
+    if (!envelope.items.some((item) => isPast(item.deadlineMs, now))) return true;
+    const attempts = envelope.attempts;
+    for (const item of envelope.items) {
+      if (!isPast(item.deadlineMs, now)) continue;
+      const unknown = !item.reconcilable && (envelope.mayHaveArrived || item.inDoubt);
+      this.#doubt.settle(
+        item,
+        unknown
+          ? {
+              kind: 'transport',
+              error:
+                'its deadline passed after an attempt that may have reached the gateway: not sent again',
+              attempts,
+              delivery: 'in_doubt',
+            }
+          : { kind: 'expired', deadlineMs: item.deadlineMs as number, attempts },
+      );
+    }
+    envelope.items = envelope.items.filter((item) => !isPast(item.deadlineMs, now));
+    this.#updateGauges();
+    return envelope.items.length > 0;
   }
 
   #deniedWait(envelope: Envelope, error: string): void {

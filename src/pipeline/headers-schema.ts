@@ -4,6 +4,7 @@
  * record's own value (bytes, unchanged or cut), so its contract is in its headers.
  */
 import type { JsonSchema } from '../json/record-schema.ts';
+import { RFC3339_PATTERN } from './command-deadline.ts';
 import { errorCodes } from './result.ts';
 
 /** W3C trace context, copied from the command to what ferry writes about it. */
@@ -33,6 +34,14 @@ export const commandHeadersSchema: JsonSchema = {
       enum: ['sync', 'async'],
       description:
         'The endpoint for this command, overriding `FERRY_TRANSPORT`. Any other value is a `validation` result (`ferry-transport: must be sync or async`); naming an endpoint that is not configured is one too.',
+    },
+    'ferry-expires-at': {
+      type: 'string',
+      format: 'date-time',
+      // The format alone is not asserted by every validator; the pattern is.
+      pattern: RFC3339_PATTERN,
+      description:
+        "The command's deadline, RFC 3339 with an offset or `Z` (`2026-11-27T12:03:10Z`): a command whose turn comes after it is answered `expired` and never sent, by no retry, takeover or replay either. Overrides the default of `FERRY_EXPIRE_AFTER_MS` for its type. Any other value is a `validation` result (rule `expires_header`). A dead letter carries the deadline a default gave it in this header, so a replay keeps it.",
     },
     ...traceHeaders,
   },
@@ -66,6 +75,12 @@ export const deadLetterHeadersSchema: JsonSchema = {
       enum: ['unsent', 'in_doubt'],
       description:
         'As `delivery` in the result. Unreadable records (not JSON, not an object, over a limit) are `unsent`. `ferryctl dlq replay` replays `in_doubt` ones only with `--include-in-doubt`.',
+    },
+    'ferry-expires-at': {
+      type: 'string',
+      format: 'date-time',
+      description:
+        "The command's deadline: its own header, or the one `FERRY_EXPIRE_AFTER_MS` gave it (ISO 8601 UTC), so that a replay after it is answered `expired` instead of sent late.",
     },
     'ferry-source-topic': { type: 'string', description: 'The commands topic it was read from.' },
     'ferry-source-partition': { ...decimal, description: 'Its partition there.' },

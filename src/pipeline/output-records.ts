@@ -125,6 +125,7 @@ export function buildOutputRecords(
             // An unreadable record was never sent.
             result.delivery ?? 'unsent',
             result.code,
+            result.expires_at,
           ),
         );
       }

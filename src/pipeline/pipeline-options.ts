@@ -79,6 +79,8 @@ export interface PipelineOptions {
   readonly commandMaxBytes: number;
   /** Command record values nested deeper than this are refused unparsed (FERRY_COMMAND_MAX_DEPTH). */
   readonly commandMaxDepth: number;
+  /** Deadlines by operation type for commands without the header (FERRY_EXPIRE_AFTER_MS). */
+  readonly expireAfterMs?: ReadonlyMap<string, number>;
   /** Result and dead-letter records are cut to fit this many bytes (FERRY_RECORD_MAX_BYTES). */
   readonly recordMaxBytes: number;
   readonly sessionTimeoutMs?: number;

@@ -145,6 +145,7 @@ export class Pipeline implements PipelineControl {
         transports: this.#transports,
         maxBytes: options.commandMaxBytes,
         maxDepth: options.commandMaxDepth,
+        ...(options.expireAfterMs ? { expireAfterMs: options.expireAfterMs } : {}),
         ...(options.prepare ? { prepare: options.prepare } : {}),
       },
       instanceId: this.#instanceId,

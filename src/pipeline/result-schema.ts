@@ -47,7 +47,7 @@ export const resultSchema: JsonSchema = recordSchema<Result>()(
         type: 'string',
         enum: stages,
         description:
-          '`validation`: never sent (it broke a rule, was over a limit, was a `duplicate` of an earlier command with its id, or ferry failed on it: `internal error: …`); `upstream`: the gateway answered; `transport`: ferry gave up after its retries.',
+          '`validation`: never sent (it broke a rule, was over a limit, was a `duplicate` of an earlier command with its id, its deadline passed first (`expired`), or ferry failed on it: `internal error: …`); `upstream`: the gateway answered; `transport`: ferry gave up after its retries.',
       },
       required: true,
     },
@@ -116,6 +116,12 @@ export const resultSchema: JsonSchema = recordSchema<Result>()(
       },
       required: ['partition', 'offset', 'success', 'completed_at'],
       additionalProperties: false,
+    }),
+    expires_at: sometimes({
+      type: 'string',
+      format: 'date-time',
+      description:
+        "The command's deadline, when it had one (its `ferry-expires-at` header, or FERRY_EXPIRE_AFTER_MS for its type counted from its record's timestamp): ISO 8601 UTC. With code `expired` it had passed before the command could go out, and the command was never sent.",
     }),
     attempts: {
       schema: {

@@ -9,7 +9,8 @@ import type { Delivery, SendOutcome } from './send-outcome.ts';
 
 /**
  * Where a command ended (README, Topics and records: Result). `validation`: never sent, because it broke a rule,
- * its record was over a limit, or ferry failed on it (`internal error: …`).
+ * its record was over a limit, it was a copy or too late (`duplicate`, `expired`), or ferry
+ * failed on it (`internal error: …`).
  */
 export type Stage = 'validation' | 'upstream' | 'transport';
 
@@ -29,6 +30,8 @@ export type Stage = 'validation' | 'upstream' | 'transport';
  * - `in_doubt`: gave up after retries, and the gateway may have it (`delivery: in_doubt`)
  * - `duplicate`: an earlier command with its id reached the gateway (or may have) on its
  *   partition within FERRY_DEDUPE_WINDOW_MS; not sent (`duplicate_of`)
+ * - `expired`: its deadline (`ferry-expires-at`, or FERRY_EXPIRE_AFTER_MS) passed before
+ *   it could go out; never sent, and never will be (`expires_at`)
  */
 export const errorCodes = [
   'validation',
@@ -41,6 +44,7 @@ export const errorCodes = [
   'transport',
   'in_doubt',
   'duplicate',
+  'expired',
 ] as const;
 export type ErrorCode = (typeof errorCodes)[number];
 
@@ -71,6 +75,8 @@ export interface Result {
   reconciled?: true;
   /** Code `duplicate` only: the first command with this id, whose outcome this one shares. */
   duplicate_of?: DuplicateOf;
+  /** The command's deadline, when it had one (RFC 3339, UTC): after it, it is never sent. */
+  expires_at?: string;
   attempts: number;
   completed_at: string;
   /**
@@ -144,7 +150,22 @@ export function sendResult(
   command: Command & { kind: 'valid' },
   outcome: Exclude<SendOutcome, { kind: 'abandoned' }>,
 ): Result {
+  const result = outcomeResult(command, outcome);
+  if (command.deadline) result.expires_at = new Date(command.deadline.atMs).toISOString();
+  return result;
+}
+
+function outcomeResult(
+  command: Command & { kind: 'valid' },
+  outcome: Exclude<SendOutcome, { kind: 'abandoned' }>,
+): Result {
   switch (outcome.kind) {
+    case 'expired': {
+      const result = base(command, false, 'validation', outcome.attempts);
+      result.code = 'expired';
+      result.error = `its deadline ${new Date(outcome.deadlineMs).toISOString()} passed before it could be sent: not sent, and never will be`;
+      return result;
+    }
     case 'duplicate': {
       const { first } = outcome;
       const result = base(command, false, 'validation', 0);

@@ -36,7 +36,12 @@ export type SendOutcome =
    * Not sent: an earlier command with the same id reached the gateway (or may have) on
    * this partition within the dedupe window; its first completion.
    */
-  | { readonly kind: 'duplicate'; readonly first: FirstCompletion };
+  | { readonly kind: 'duplicate'; readonly first: FirstCompletion }
+  /**
+   * Not sent: its deadline passed before it could go out, and the gateway never got it
+   * (a lookup proved it where an earlier attempt may have arrived).
+   */
+  | { readonly kind: 'expired'; readonly deadlineMs: number; readonly attempts: number };
 
 /** What ferry knows about whether a command it gave up on reached the gateway. */
 export type Delivery = 'unsent' | 'in_doubt';
@@ -67,6 +72,8 @@ export interface Outbound extends LookupTarget {
   readonly reconcilable: boolean;
   /** It may have reached the gateway before (a send intent without a result): look it up first. */
   readonly inDoubt: boolean;
+  /** After this (ms since the epoch) it must not go out; none when undefined. */
+  readonly deadlineMs?: number | undefined;
   /** False once this replica no longer owns the command's partition: it must not be sent any more. */
   isCurrent(): boolean;
   settle(outcome: SendOutcome): void;

@@ -51,7 +51,12 @@ export async function dispatcherAgainstEmulator(
 /** An SMS to dispatch, and the outcome its dispatch settles. */
 export function outboundSms(
   id: number,
-  { inDoubt = false, current = true }: { inDoubt?: boolean; current?: boolean } = {},
+  {
+    inDoubt = false,
+    current = true,
+    deadlineMs,
+    reconcilable = true,
+  }: { inDoubt?: boolean; current?: boolean; deadlineMs?: number; reconcilable?: boolean } = {},
 ): [Outbound, Promise<SendOutcome>] {
   let settle: (outcome: SendOutcome) => void = () => undefined;
   const settled = new Promise<SendOutcome>((resolve) => {
@@ -61,8 +66,9 @@ export function outboundSms(
     json: JSON.stringify(smsOperation(id)),
     id,
     type: 'sms',
-    reconcilable: true,
+    reconcilable,
     inDoubt,
+    deadlineMs,
     isCurrent: () => current,
     settle,
   };

@@ -31,6 +31,7 @@ const expected: Record<keyof Omit<FerryMetrics, 'registry'>, [string, string, st
   envelopesQueued: ['ferry_envelopes_queued', 'gauge', []],
   envelopeRetries: ['ferry_envelope_retries_total', 'counter', ['transport', 'reason']],
   results: ['ferry_results_total', 'counter', ['type', 'stage', 'success']],
+  commandsExpired: ['ferry_commands_expired_total', 'counter', ['type']],
   partsBilled: ['ferry_parts_billed_total', 'counter', []],
   callbacks: ['ferry_callbacks_total', 'counter', ['status', 'outcome']],
   httpConnectionsRefused: ['ferry_http_connections_refused_total', 'counter', ['port', 'reason']],
