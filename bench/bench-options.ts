@@ -1,6 +1,7 @@
 /**
  * The benchmark's settings, from FERRY_BENCH_* variables and command-line flags
- * (`--quick`, `--profile`, `--backlog=N`, `--paced-seconds=N`, `--no-ceilings`), flags winning.
+ * (`--quick`, `--profile`, `--backlog=N`, `--paced-seconds=N`, `--no-ceilings`), flags winning;
+ * FERRY_BENCH_URGENT_BACKLOG (0 skips the urgent-lane scenario) and FERRY_BENCH_URGENT_RATE.
  */
 import { SUBJECTS, type SubjectName } from './subjects.ts';
 
@@ -32,6 +33,10 @@ export interface BenchOptions {
   readonly clientCeilings: boolean;
   /** Timed rounds of each micro-benchmark. */
   readonly microRounds: number;
+  /** Bulk commands behind which the urgent-lane scenario sends urgent ones; 0 skips it. */
+  readonly urgentBacklogCommands: number;
+  /** Urgent commands per second during that drain. */
+  readonly urgentRate: number;
   readonly quick: boolean;
 }
 
@@ -128,6 +133,15 @@ export function readBenchOptions(
     cpuProfile: truthy(flag(argv, 'profile') ?? env.FERRY_BENCH_CPU_PROF),
     clientCeilings: !truthy(flag(argv, 'no-ceilings') ?? env.FERRY_BENCH_NO_CEILINGS),
     microRounds: quick ? 3 : 7,
+    urgentBacklogCommands:
+      env.FERRY_BENCH_URGENT_BACKLOG === '0'
+        ? 0
+        : positiveInteger(
+            'FERRY_BENCH_URGENT_BACKLOG',
+            env.FERRY_BENCH_URGENT_BACKLOG,
+            quick ? 100_000 : 1_000_000,
+          ),
+    urgentRate: positiveInteger('FERRY_BENCH_URGENT_RATE', env.FERRY_BENCH_URGENT_RATE, 50),
     quick,
   };
 }

@@ -25,6 +25,7 @@ import { type BenchReport, checkTargets, formatReport } from './report.ts';
 import type { ScenarioFigures } from './scenario-figures.ts';
 import { runBacklog, runPaced } from './scenarios.ts';
 import { peerBinary } from './subjects.ts';
+import { formatUrgentLane, runUrgentLane, type UrgentLaneFigures } from './urgent-lane.ts';
 
 let broker: RunningBroker | undefined;
 let brokerDir: string | undefined;
@@ -99,6 +100,7 @@ async function main(): Promise<void> {
       nextId: 1,
     };
     const scenarios: ScenarioFigures[] = [];
+    let urgentLane: UrgentLaneFigures | undefined;
     for (const latencyMs of options.latenciesMs) {
       const settings = { ...options, latencyMs };
       log(
@@ -113,6 +115,29 @@ async function main(): Promise<void> {
           for (const subject of options.subjects) {
             scenarios.push(await runPaced(context, emulator, settings, subject, rate, log));
           }
+        }
+        // Once, at the slowest gateway: an urgent command's budget includes its latency.
+        if (
+          options.urgentBacklogCommands > 0 &&
+          options.subjects.includes('ferry') &&
+          latencyMs === Math.max(...options.latenciesMs)
+        ) {
+          log(`# urgent lane: ${options.urgentBacklogCommands} bulk commands waiting`);
+          urgentLane = await runUrgentLane(
+            context,
+            emulator,
+            {
+              latencyMs,
+              partitions: options.partitions,
+              backlogCommands: options.urgentBacklogCommands,
+              urgentRate: options.urgentRate,
+              runTimeoutSeconds: Math.max(
+                options.runTimeoutSeconds,
+                Math.ceil(options.urgentBacklogCommands / 5_000),
+              ),
+            },
+            log,
+          );
         }
       } finally {
         await emulator.child.stop(10_000);
@@ -140,6 +165,7 @@ async function main(): Promise<void> {
       scenarios,
       targets: checkTargets(scenarios),
       ...(ceilings ? { ceilings } : {}),
+      ...(urgentLane ? { urgentLane } : {}),
       durationSeconds: (Date.now() - startedAt) / 1000,
       receipts,
     };
@@ -148,6 +174,7 @@ async function main(): Promise<void> {
     log('');
     log(formatReport(report));
     log(formatReceipts(receipts));
+    if (urgentLane) log(formatUrgentLane(urgentLane));
     log(`report: ${file}`);
     log(`logs:   ${logsDir}`);
     if (options.cpuProfile)

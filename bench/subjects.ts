@@ -56,6 +56,8 @@ export interface SubjectStart {
   readonly partitions: number;
   /** Extra Node flags for ferry (e.g. --cpu-prof). */
   readonly ferryNodeFlags?: readonly string[];
+  /** ferry only: variables a scenario sets beside the defaults (the urgent lane's topic). */
+  readonly ferryEnv?: Readonly<Record<string, string>>;
 }
 
 /** A started subject and how to tell it is ready to consume. */
@@ -113,6 +115,7 @@ async function startFerry(s: SubjectStart, name = 'ferry'): Promise<StartedSubje
       FERRY_GRPC_PORT: String(await freePort()),
       FERRY_ADMIN_LOOPBACK_ONLY: 'true',
       ...ferryEntryEnv(s.root, ferryEntryKind(process.env.FERRY_BENCH_FROM)),
+      ...s.ferryEnv,
       // For experiments with V8 flags (heap caps and the like) on ferry alone.
       ...(process.env.FERRY_BENCH_NODE_OPTIONS
         ? { NODE_OPTIONS: process.env.FERRY_BENCH_NODE_OPTIONS }

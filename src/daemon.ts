@@ -1,6 +1,6 @@
 import { AdminServer } from './admin/admin-server.ts';
 import { DeadLetterReplay } from './admin/dead-letter-replay.ts';
-import { CallbackReceiver, createHookInjector } from './callbacks/index.ts';
+import { CallbackReceiver } from './callbacks/index.ts';
 import type { Config } from './config/config.ts';
 import { readKafkaSecurity } from './config/kafka-security.ts';
 import { FleetControl } from './fleet/fleet-control.ts';
@@ -11,13 +11,15 @@ import { ControlTopic } from './kafka/control-topic.ts';
 import { DeadLetterReader } from './kafka/dead-letter-reader.ts';
 import { KafkaAccessCheck } from './kafka/kafka-access.ts';
 import { KafkaClient, type RecordProducer } from './kafka/kafka-client.ts';
+import { laneOptions, urgentDedupeTopicOf } from './lane-options.ts';
 import { type HealthSource, registerOpsRoutes } from './observability/health.ts';
+import { laneMetrics } from './observability/lane-metrics.ts';
 import type { Logger } from './observability/logger.ts';
 import type { FerryMetrics, HttpPortLabel } from './observability/metrics.ts';
 import type { Tracer } from './observability/tracing.ts';
 import { BalancePoller } from './pipeline/balance-poller.ts';
-import { fetchSizes } from './pipeline/in-flight-budget.ts';
 import { Pipeline } from './pipeline/pipeline.ts';
+import { PipelineLanes } from './pipeline/pipeline-lanes.ts';
 import { GatewayClient } from './upstream/gateway-client.ts';
 import { GatewayHttp } from './upstream/gateway-http.ts';
 import { FERRY_VERSION } from './version.ts';
@@ -44,7 +46,7 @@ export class Daemon implements HealthSource {
   readonly kafka: KafkaClient;
   readonly gatewayHttp: GatewayHttp;
   readonly gateway: GatewayClient;
-  readonly pipeline: Pipeline;
+  readonly pipeline: PipelineLanes;
   /** The public port (FERRY_HTTP_PORT): the gateway's callbacks. */
   readonly http: HttpServer;
   /** The operations port (FERRY_OPS_PORT): `/metrics` and the health probes. */
@@ -84,7 +86,12 @@ export class Daemon implements HealthSource {
       syncBaseUrl: config.FERRY_SYNC_BASE_URL,
       asyncBaseUrl: config.FERRY_ASYNC_BASE_URL,
       requestTimeoutMs: config.FERRY_REQUEST_TIMEOUT_MS,
-      connections: Math.max(8, config.FERRY_CONCURRENCY),
+      // Each lane's envelopes in flight at once, each on a connection of its own.
+      connections: Math.max(
+        8,
+        config.FERRY_CONCURRENCY +
+          (config.FERRY_TOPIC_COMMANDS_URGENT ? config.FERRY_CONCURRENCY_URGENT : 0),
+      ),
     });
     this.gateway = new GatewayClient({
       http: this.gatewayHttp,
@@ -94,70 +101,26 @@ export class Daemon implements HealthSource {
         metrics.gatewayRequestDuration.observe({ transport, outcome }, seconds);
       },
     });
-    this.pipeline = new Pipeline({
+    const lane = {
       kafka: this.kafka,
       gateway: this.gateway,
       logger,
       metrics,
-      groupId: config.FERRY_KAFKA_GROUP,
-      topics: {
-        commands: config.FERRY_TOPIC_COMMANDS,
-        results: config.FERRY_TOPIC_RESULTS,
-        dlq: config.FERRY_TOPIC_DLQ,
-      },
-      defaultTransport: config.FERRY_TRANSPORT,
-      transactionalIdPrefix: config.FERRY_KAFKA_CLIENT_ID,
-      batchMaxOps: config.FERRY_BATCH_MAX_OPS,
-      lingerMs: config.FERRY_BATCH_LINGER_MS,
-      commitGapMs: config.FERRY_COMMIT_GAP_MS,
-      stallAfterMs: config.FERRY_STALL_WARN_MS,
-      resultsPartitioning: config.FERRY_RESULTS_PARTITIONING,
-      dedupe: config.FERRY_DEDUPE
-        ? {
-            topic: config.FERRY_TOPIC_DEDUPE,
-            windowMs: config.FERRY_DEDUPE_WINDOW_MS,
-            maxIds: config.FERRY_DEDUPE_MAX_IDS,
-          }
-        : undefined,
-      concurrency: config.FERRY_CONCURRENCY,
-      rateLimitRps: config.FERRY_RATE_LIMIT_RPS,
-      maxCommandsInFlight: config.FERRY_MAX_COMMANDS_IN_FLIGHT,
-      maxAttempts: config.FERRY_MAX_ATTEMPTS,
-      retryBaseMs: config.FERRY_RETRY_BASE_MS,
-      retryMaxMs: config.FERRY_RETRY_MAX_MS,
-      retryAfterMaxMs: config.FERRY_RETRY_AFTER_MAX_MS,
-      accessDeniedRetryMs: config.FERRY_ACCESS_DENIED_RETRY_MS,
-      // The gateway posts a message's final state to its hook (docs/gateway-api.md, Status
-      // callbacks): sends without a `hook` get ferry's callback route, so statuses reach Kafka.
-      ...(config.FERRY_CALLBACK_PUBLIC_URL && config.FERRY_CALLBACK_TOKEN
-        ? {
-            prepare: createHookInjector({
-              publicUrl: config.FERRY_CALLBACK_PUBLIC_URL,
-              token: config.FERRY_CALLBACK_TOKEN,
-              propagateHeaders: config.FERRY_PROPAGATE_HEADERS,
-            }),
-          }
-        : {}),
-      propagateHeaders: config.FERRY_PROPAGATE_HEADERS,
-      // Another replica's last send started before its lease lapsed, which is before the
-      // group could move its partitions here; it ends within a request timeout.
-      inDoubtSettleMs: config.FERRY_REQUEST_TIMEOUT_MS + 2_000,
-      leaseMs: Math.floor(config.FERRY_KAFKA_SESSION_TIMEOUT_MS / 2),
-      lookupDelayMs: config.FERRY_REQUEST_TIMEOUT_MS,
-      fencedHoldMs: config.FERRY_KAFKA_SESSION_TIMEOUT_MS,
-      sessionTimeoutMs: config.FERRY_KAFKA_SESSION_TIMEOUT_MS,
-      maxBytesInFlight: config.FERRY_MAX_BYTES_IN_FLIGHT,
-      ...fetchSizes(config.FERRY_MAX_BYTES_IN_FLIGHT, {
-        maxBytes: config.FERRY_KAFKA_MAX_FETCH_BYTES,
-        maxBytesPerPartition: config.FERRY_KAFKA_MAX_BYTES_PER_PARTITION,
-      }),
-      commandMaxBytes: config.FERRY_COMMAND_MAX_BYTES,
-      commandMaxDepth: config.FERRY_COMMAND_MAX_DEPTH,
-      expireAfterMs: config.FERRY_EXPIRE_AFTER_MS,
-      recordMaxBytes: config.FERRY_RECORD_MAX_BYTES,
-      onCrash: (error) => options.onFatal(error),
+      onCrash: (error: Error) => options.onFatal(error),
       tracer: options.tracer,
-    });
+    };
+    this.pipeline = new PipelineLanes(
+      new Pipeline(laneOptions(config, lane)),
+      config.FERRY_TOPIC_COMMANDS_URGENT
+        ? new Pipeline(
+            laneOptions(
+              config,
+              { ...lane, metrics: laneMetrics(metrics, 'urgent') },
+              config.FERRY_TOPIC_COMMANDS_URGENT,
+            ),
+          )
+        : undefined,
+    );
     // One server per audience: whatever load reaches the public callback route, the
     // kubelet's probes and Prometheus are answered on a port of their own. Both are bounded
     // the same way, each on its own.
@@ -227,6 +190,12 @@ export class Daemon implements HealthSource {
         dedupe: config.FERRY_DEDUPE
           ? { topic: config.FERRY_TOPIC_DEDUPE, windowMs: config.FERRY_DEDUPE_WINDOW_MS }
           : undefined,
+        urgent: config.FERRY_TOPIC_COMMANDS_URGENT
+          ? {
+              commands: config.FERRY_TOPIC_COMMANDS_URGENT,
+              dedupe: config.FERRY_DEDUPE ? urgentDedupeTopicOf(config) : undefined,
+            }
+          : undefined,
       },
       topicSettings: {
         partitions: config.FERRY_TOPIC_PARTITIONS,
@@ -254,6 +223,7 @@ export class Daemon implements HealthSource {
       replicaId: newReplicaId(),
       version: packageVersion(),
       groupLag: () => this.kafka.groupLag(config.FERRY_KAFKA_GROUP, config.FERRY_TOPIC_COMMANDS),
+      groupLagTopic: config.FERRY_TOPIC_COMMANDS,
     });
     const tlsFiles =
       config.FERRY_GRPC_TLS_CERT_FILE && config.FERRY_GRPC_TLS_KEY_FILE

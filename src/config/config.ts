@@ -140,6 +140,12 @@ export const variables = {
   FERRY_KAFKA_CLIENT_ID: v(text, 'ferry'),
   FERRY_KAFKA_GROUP: v(text, 'ferry'),
   FERRY_TOPIC_COMMANDS: v(text, 'ferry.commands'),
+  /**
+   * A second commands topic whose commands go ahead of the bulk ones (login codes beside
+   * a campaign): read by the same replicas with a group, a send queue and an in-flight
+   * budget of its own. Unset: no urgent lane.
+   */
+  FERRY_TOPIC_COMMANDS_URGENT: v(text),
   FERRY_TOPIC_RESULTS: v(text, 'ferry.results'),
   FERRY_TOPIC_STATUS: v(text, 'ferry.status'),
   FERRY_TOPIC_DLQ: v(text, 'ferry.dlq'),
@@ -218,6 +224,8 @@ export const variables = {
   FERRY_BATCH_MAX_OPS: v(integer(1, 1000), 100),
   FERRY_BATCH_LINGER_MS: v(integer(0, 60_000), 10),
   FERRY_CONCURRENCY: v(integer(1, 1024), 16),
+  /** Envelopes in flight at once of the urgent lane, beside FERRY_CONCURRENCY's bulk ones. */
+  FERRY_CONCURRENCY_URGENT: v(integer(1, 1024), 4),
   /** Least time from a partition's result transaction to its next; answers meanwhile join the next. */
   FERRY_COMMIT_GAP_MS: v(integer(0, 10_000), 5),
   /** A partition with commands read and nothing committed for this long is logged as stalled. */
@@ -310,6 +318,12 @@ export function readConfig(env: Readonly<Record<string, string | undefined>>): C
 function checkCrossFields(config: Config): void {
   if (config.FERRY_TRANSPORT === 'async' && !config.FERRY_ASYNC_BASE_URL) {
     throw new ConfigError('FERRY_ASYNC_BASE_URL', 'is required when FERRY_TRANSPORT is async');
+  }
+  if (config.FERRY_TOPIC_COMMANDS_URGENT === config.FERRY_TOPIC_COMMANDS) {
+    throw new ConfigError(
+      'FERRY_TOPIC_COMMANDS_URGENT',
+      'must name another topic than FERRY_TOPIC_COMMANDS: one topic cannot be both lanes',
+    );
   }
   if (config.FERRY_CALLBACK_PUBLIC_URL && !config.FERRY_CALLBACK_TOKEN) {
     throw new ConfigError('FERRY_CALLBACK_TOKEN', 'is required when callbacks are on');

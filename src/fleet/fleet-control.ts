@@ -65,6 +65,8 @@ export interface FleetControlOptions {
    * stand still while commands pile up; this one grows.
    */
   readonly groupLag?: () => Promise<ReadonlyMap<number, number>>;
+  /** The topic `groupLag` measures: other topics' partitions (the urgent lane's) keep their own lag. */
+  readonly groupLagTopic?: string;
 }
 
 /** Longest wait for a record this replica wrote to come back through its follower. */
@@ -248,7 +250,11 @@ export class FleetControl {
       appliedAtMs: this.#appliedAtMs,
       state: {
         ...state,
-        partitions: state.partitions.map((p) => ({ ...p, lag: lag.get(p.partition) ?? p.lag })),
+        partitions: state.partitions.map((p) =>
+          this.#options.groupLagTopic !== undefined && p.topic !== this.#options.groupLagTopic
+            ? p
+            : { ...p, lag: lag.get(p.partition) ?? p.lag },
+        ),
       },
     };
   }

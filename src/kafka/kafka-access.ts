@@ -119,6 +119,15 @@ export class KafkaAccessCheck {
         () => admin.fetchOffsets({ groupId, topics: [topics.commands] }),
         groupRead(groupId, 'literal'),
       );
+      if (topics.urgent) {
+        const urgentGroup = `${groupId}.urgent`;
+        await step(
+          `reading the offsets of the urgent lane's consumer group ${urgentGroup}`,
+          () =>
+            admin.fetchOffsets({ groupId: urgentGroup, topics: [topics.urgent?.commands ?? ''] }),
+          groupRead(urgentGroup, 'literal'),
+        );
+      }
       await step(
         `reading the dead-letter replay progress (group ${replayGroupId})`,
         () => admin.fetchOffsets({ groupId: replayGroupId, topics: [topics.dlq] }),
@@ -153,8 +162,10 @@ export class KafkaAccessCheck {
           need: transactionalWrite(replayGroupId),
         },
       ]);
-      if (topics.dedupe) {
-        const dedupe = topics.dedupe.topic;
+      const dedupeTopics = topics.dedupe
+        ? [topics.dedupe.topic, ...(topics.urgent?.dedupe ? [topics.urgent.dedupe] : [])]
+        : [];
+      for (const dedupe of dedupeTopics) {
         // Read back at every takeover, without a group.
         await step(`reading the dedupe topic ${dedupe}`, () => probeRead(this.#kafka, dedupe), {
           resource: 'Topic',
@@ -170,7 +181,7 @@ export class KafkaAccessCheck {
           topics.results,
           topics.dlq,
           topics.commands,
-          ...(topics.dedupe ? [topics.dedupe.topic] : []),
+          ...dedupeTopics,
         ].map((topic) => {
           const bytes = maxMessageBytes.get(topic);
           return { topic, ...(bytes === undefined ? {} : { maxMessageBytes: bytes }) };

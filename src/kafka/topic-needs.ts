@@ -19,6 +19,8 @@ export interface FerryTopics {
   readonly control: string;
   /** Duplicate suppression's topic, when it is on; its records outlive the window by at most a segment. */
   readonly dedupe?: { readonly topic: string; readonly windowMs: number } | undefined;
+  /** The urgent lane, when there is one: its commands topic, and its dedupe topic when dedupe is on. */
+  readonly urgent?: { readonly commands: string; readonly dedupe?: string | undefined } | undefined;
 }
 
 export interface TopicNeed {
@@ -65,23 +67,29 @@ export function topicNeeds(topics: FerryTopics, settings: ExpectedTopicSettings)
     operations: TopicNeed['operations'],
     writtenByFerry: boolean,
   ): TopicNeed => ({ topic, operations, describeConfigs: true, writtenByFerry, ...common });
+  const dedupeNeed = (topic: string, windowMs: number): TopicNeed => ({
+    topic,
+    operations: ['Read', 'Write'],
+    // Its max.message.bytes lets the start-up check prove Write without writing.
+    describeConfigs: true,
+    writtenByFerry: false,
+    // As many partitions as the commands: each commands partition's ids in its own.
+    partitions: settings.partitions,
+    config: { ...common.config, ...dedupeTopicConfig(windowMs) },
+  });
   const dedupe: TopicNeed[] = topics.dedupe
     ? [
-        {
-          topic: topics.dedupe.topic,
-          operations: ['Read', 'Write'],
-          // Its max.message.bytes lets the start-up check prove Write without writing.
-          describeConfigs: true,
-          writtenByFerry: false,
-          // As many partitions as the commands: each commands partition's ids in its own.
-          partitions: settings.partitions,
-          config: { ...common.config, ...dedupeTopicConfig(topics.dedupe.windowMs) },
-        },
+        dedupeNeed(topics.dedupe.topic, topics.dedupe.windowMs),
+        ...(topics.urgent?.dedupe
+          ? [dedupeNeed(topics.urgent.dedupe, topics.dedupe.windowMs)]
+          : []),
       ]
     : [];
   return [
     ...dedupe,
     plain(topics.commands, ['Read', 'Write'], false),
+    // Read only: a dead-letter replay writes to the bulk commands topic.
+    ...(topics.urgent ? [plain(topics.urgent.commands, ['Read'], false)] : []),
     plain(topics.results, ['Write'], true),
     plain(topics.status, ['Write'], true),
     plain(topics.dlq, ['Read', 'Write'], true),

@@ -8,7 +8,7 @@ export interface DedupeMetrics {
   /** `ferry_duplicates_total{source}`: commands not sent because their id was handled before (`committed`) or was on its way (`in_flight`). */
   readonly duplicates: Counter<'source'>;
   /** `ferry_dedupe_ids{partition}`: completed ids kept for a partition this replica owns. */
-  readonly dedupeIds: Gauge<'partition'>;
+  readonly dedupeIds: Gauge<'partition' | 'lane'>;
   /** `ferry_dedupe_restore_seconds`: reading a partition's dedupe records back at a takeover. */
   readonly dedupeRestoreDuration: Histogram;
   /** `ferry_dedupe_unkeyed_commands_total`: commands without a record key, whose copies may land on another partition and be sent. */
@@ -31,7 +31,7 @@ export function createDedupeMetrics(registry: Registry): DedupeMetrics {
     dedupeIds: new Gauge({
       name: 'ferry_dedupe_ids',
       help: 'Completed command ids kept for duplicate suppression, per partition owned here.',
-      labelNames: ['partition'] as const,
+      labelNames: ['partition', 'lane'] as const,
       registers,
     }),
     dedupeRestoreDuration: new Histogram({

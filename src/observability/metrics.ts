@@ -94,9 +94,9 @@ export interface FerryMetrics extends DedupeMetrics {
   /** `ferry_gateway_requests_total{transport,outcome}`: HTTP attempts to the gateway (pipeline and admin API). */
   readonly gatewayRequests: Counter<'transport' | 'outcome'>;
   /** `ferry_envelopes_in_flight`: envelopes sent and not answered yet. */
-  readonly envelopesInFlight: Gauge;
+  readonly envelopesInFlight: Gauge<'lane'>;
   /** `ferry_envelopes_queued`: envelopes waiting for a dispatch slot. */
-  readonly envelopesQueued: Gauge;
+  readonly envelopesQueued: Gauge<'lane'>;
   /** `ferry_envelope_retries_total{transport,reason}`: repeated attempts; `reason` e.g. `timeout`, `connection`, `http_5xx`, `bad_body`. */
   readonly envelopeRetries: Counter<'transport' | 'reason'>;
   /** `ferry_results_total{type,stage,success}`: result records produced; `type` via {@link boundedTypeLabel}. */
@@ -126,7 +126,7 @@ export interface FerryMetrics extends DedupeMetrics {
   /** `ferry_gateway_access_denied`: 1 while sending is stopped by `Access denied` (README, Guarantees 5), else 0. */
   readonly accessDenied: Gauge;
   /** `ferry_consumption_paused{reason}`: 1 while consumption is paused for that reason, else 0. */
-  readonly consumptionPaused: Gauge<'reason'>;
+  readonly consumptionPaused: Gauge<'reason' | 'lane'>;
   /** `ferry_kafka_errors_total{client,kind}`: errors reported by a Kafka client; `kind` a fixed error class name. */
   readonly kafkaErrors: Counter<'client' | 'kind'>;
   /** `ferry_kafka_transactional_requests_total{api}`: requests of the transactional producers, by Kafka API. */
@@ -150,9 +150,9 @@ export interface FerryMetrics extends DedupeMetrics {
   /** `ferry_receipts_total{channel}`: delivery-status callbacks written as status events, by channel (`unknown` when ferry cannot tell). */
   readonly receipts: Counter<'channel'>;
   /** `ferry_oldest_uncommitted_seconds{partition}`: age of the oldest command read and not yet committed, per owned partition (0 when none). */
-  readonly oldestUncommitted: Gauge<'partition'>;
+  readonly oldestUncommitted: Gauge<'partition' | 'lane'>;
   /** `ferry_commands_in_doubt`: commands that may have been sent and whose outcome is not settled yet. */
-  readonly commandsInDoubt: Gauge;
+  readonly commandsInDoubt: Gauge<'lane'>;
   /** `ferry_build_info{version,node}`: 1, labelled with the ferry release and the Node version. */
   readonly buildInfo: Gauge<'version' | 'node'>;
 }
@@ -232,11 +232,13 @@ export function createMetrics(registry: Registry = new Registry()): FerryMetrics
     envelopesInFlight: new Gauge({
       name: 'ferry_envelopes_in_flight',
       help: 'Envelopes sent to the gateway and not answered yet.',
+      labelNames: ['lane'] as const,
       registers,
     }),
     envelopesQueued: new Gauge({
       name: 'ferry_envelopes_queued',
       help: 'Envelopes waiting for a dispatch slot.',
+      labelNames: ['lane'] as const,
       registers,
     }),
     envelopeRetries: new Counter({
@@ -312,7 +314,7 @@ export function createMetrics(registry: Registry = new Registry()): FerryMetrics
     consumptionPaused: new Gauge({
       name: 'ferry_consumption_paused',
       help: '1 while consumption of commands is paused for the reason, else 0.',
-      labelNames: ['reason'] as const,
+      labelNames: ['reason', 'lane'] as const,
       registers,
     }),
     kafkaErrors: new Counter({
@@ -367,12 +369,13 @@ export function createMetrics(registry: Registry = new Registry()): FerryMetrics
     oldestUncommitted: new Gauge({
       name: 'ferry_oldest_uncommitted_seconds',
       help: 'Age of the oldest command read and not yet committed, per owned partition (0 when none).',
-      labelNames: ['partition'] as const,
+      labelNames: ['partition', 'lane'] as const,
       registers,
     }),
     commandsInDoubt: new Gauge({
       name: 'ferry_commands_in_doubt',
       help: 'Commands that may have been sent and whose outcome is not settled yet.',
+      labelNames: ['lane'] as const,
       registers,
     }),
     buildInfo: new Gauge({

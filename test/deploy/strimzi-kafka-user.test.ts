@@ -24,6 +24,7 @@ const defaults = {
   FERRY_TOPIC_UNPARSED_CALLBACKS: 'ferry.callbacks.unparsed',
   FERRY_TOPIC_CONTROL: 'ferry.control',
   FERRY_TOPIC_DEDUPE: 'ferry.dedupe',
+  FERRY_TOPIC_COMMANDS_URGENT: 'ferry.commands.urgent',
   FERRY_KAFKA_GROUP: 'ferry',
   FERRY_KAFKA_CLIENT_ID: 'ferry',
 };

@@ -52,6 +52,9 @@ const clientId = `${topics.group}-client`;
 const unparsedTopic = `${topics.status}.unparsed`;
 const controlTopic = `${topics.group}.control`;
 const dedupeTopic = `${topics.commands}.dedupe`;
+// The urgent lane too: its rows of the table are proven like the others.
+const urgentTopic = `${topics.commands}.urgent`;
+const urgentDedupeTopic = `${dedupeTopic}.urgent`;
 const names = {
   FERRY_TOPIC_COMMANDS: topics.commands,
   FERRY_TOPIC_RESULTS: topics.results,
@@ -60,6 +63,7 @@ const names = {
   FERRY_TOPIC_UNPARSED_CALLBACKS: unparsedTopic,
   FERRY_TOPIC_CONTROL: controlTopic,
   FERRY_TOPIC_DEDUPE: dedupeTopic,
+  FERRY_TOPIC_COMMANDS_URGENT: urgentTopic,
   FERRY_KAFKA_GROUP: topics.group,
   FERRY_KAFKA_CLIENT_ID: clientId,
 };
@@ -87,21 +91,26 @@ before(async () => {
     broker.admin,
     [broker.plaintext],
     [
-      ...[topics.commands, topics.results, topics.status, topics.dlq, unparsedTopic].map(
-        (topic) => ({ topic, numPartitions: 2, replicationFactor: 1 }),
-      ),
+      ...[
+        topics.commands,
+        topics.results,
+        topics.status,
+        topics.dlq,
+        unparsedTopic,
+        urgentTopic,
+      ].map((topic) => ({ topic, numPartitions: 2, replicationFactor: 1 })),
       {
         topic: controlTopic,
         numPartitions: 1,
         replicationFactor: 1,
         configEntries: [{ name: 'cleanup.policy', value: 'compact' }],
       },
-      {
-        topic: dedupeTopic,
+      ...[dedupeTopic, urgentDedupeTopic].map((topic) => ({
+        topic,
         numPartitions: 2,
         replicationFactor: 1,
         configEntries: [{ name: 'cleanup.policy', value: 'compact,delete' }],
-      },
+      })),
     ],
   );
 });
@@ -132,6 +141,7 @@ function scramEnv(extra: Record<string, string> = {}): Record<string, string> {
     FERRY_REQUEST_TIMEOUT_MS: '2000',
     FERRY_SHUTDOWN_GRACE_MS: '3000',
     FERRY_KAFKA_SESSION_TIMEOUT_MS: '6000',
+    FERRY_TOPIC_COMMANDS_URGENT: urgentTopic,
     ...extra,
   };
 }
@@ -200,6 +210,7 @@ const DEFAULT_NAMES = {
   FERRY_TOPIC_UNPARSED_CALLBACKS: 'ferry.callbacks.unparsed',
   FERRY_TOPIC_CONTROL: 'ferry.control',
   FERRY_TOPIC_DEDUPE: 'ferry.dedupe',
+  FERRY_TOPIC_COMMANDS_URGENT: 'ferry.commands.urgent',
   FERRY_KAFKA_GROUP: 'ferry',
   FERRY_KAFKA_CLIENT_ID: 'ferry',
 };
@@ -225,7 +236,7 @@ test('the documented kafka-topics.sh and kafka-acls.sh commands, run as written:
   const block = /```sh\n((?:(?!```)[\s\S])*?kafka-topics\.sh --[\s\S]*?)```/.exec(docs)?.[1];
   assert.ok(block, 'the topic block of Topic settings');
   const created = await runWithKafkaTools(block, toolsDir, broker.plaintext);
-  assert.equal(created.match(/^Created topic /gm)?.length, 7, created);
+  assert.equal(created.match(/^Created topic /gm)?.length, 9, created);
 
   const env = {
     ...scramEnv(),
