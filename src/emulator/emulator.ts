@@ -74,6 +74,10 @@ export interface EmulatorStats {
   statusLookupsById: Record<string, number>;
   /** Request-level faults injected, and async requests refused. */
   faults: Record<RequestFault, number> & { asyncRefused: number };
+  /** Callbacks the fault knobs dropped (never sent), sent twice, and sent late. */
+  callbacksDropped: number;
+  callbacksDuplicated: number;
+  callbacksLate: number;
   /** Callbacks acknowledged with HTTP 200, given up, and still to deliver. */
   callbacksSent: number;
   callbacksFailed: number;
@@ -211,6 +215,9 @@ export class Emulator {
       duplicates: this.#gateway.ledger.duplicates(),
       statusLookupsById: options.withSendsById === false ? {} : this.#gateway.statusLookupsById(),
       faults: { ...this.#faults, asyncRefused: counts.asyncRefused },
+      callbacksDropped: counts.callbacksDropped,
+      callbacksDuplicated: counts.callbacksDuplicated,
+      callbacksLate: counts.callbacksLate,
       callbacksSent: callbacks.sent,
       callbacksFailed: callbacks.failed,
       callbacksPending: callbacks.pending,

@@ -45,6 +45,10 @@ export interface GatewayCounts {
   operations: number;
   acceptedMessages: number;
   asyncRefused: number;
+  /** Callbacks never sent (callbackDropRate), sent twice, sent late. */
+  callbacksDropped: number;
+  callbacksDuplicated: number;
+  callbacksLate: number;
 }
 
 /**
@@ -154,6 +158,36 @@ export class Gateway {
     }
   }
 
+  /**
+   * Queues callbacks after `callbackDelayMs`, except those the callback fault knobs pick:
+   * dropped (never sent), sent twice, or sent `callbackLateMs` late. The draws are made
+   * only while a knob is on, so a seeded run without them sees the same sequence as before.
+   */
+  #scheduleCallbacks(jobs: readonly CallbackJob[]): void {
+    const knobs = this.#knobs;
+    if (knobs.callbackDropRate + knobs.callbackDuplicateRate + knobs.callbackLateRate === 0) {
+      this.#callbacks.sendLater(knobs.callbackDelayMs, jobs);
+      return;
+    }
+    const onTime: CallbackJob[] = [];
+    const late: CallbackJob[] = [];
+    for (const job of jobs) {
+      if (this.#random() < knobs.callbackDropRate) {
+        this.#counts.callbacksDropped += 1;
+        continue;
+      }
+      const queue = this.#random() < knobs.callbackLateRate ? late : onTime;
+      if (queue === late) this.#counts.callbacksLate += 1;
+      queue.push(job);
+      if (this.#random() < knobs.callbackDuplicateRate) {
+        this.#counts.callbacksDuplicated += 1;
+        queue.push(job);
+      }
+    }
+    this.#callbacks.sendLater(knobs.callbackDelayMs, onTime);
+    if (late.length > 0) this.#callbacks.sendLater(knobs.callbackLateMs, late);
+  }
+
   #context(nowMs: number, requestId: string | undefined): OperationContext {
     return {
       account: this.account,
@@ -185,7 +219,7 @@ export class Gateway {
       items[index] = outcome.item;
       this.#recordAccepted(outcome.accepted, jobs);
     }
-    this.#callbacks.sendLater(this.#knobs.callbackDelayMs, jobs);
+    this.#scheduleCallbacks(jobs);
     return { kind: 'items', items };
   }
 
@@ -220,11 +254,19 @@ export class Gateway {
         }
       }
     }
-    this.#callbacks.sendLater(this.#knobs.callbackDelayMs, jobs);
+    this.#scheduleCallbacks(jobs);
     return { kind: 'queued', requestId };
   }
 }
 
 function freshCounts(): GatewayCounts {
-  return { envelopes: { sync: 0, async: 0 }, operations: 0, acceptedMessages: 0, asyncRefused: 0 };
+  return {
+    envelopes: { sync: 0, async: 0 },
+    operations: 0,
+    acceptedMessages: 0,
+    asyncRefused: 0,
+    callbacksDropped: 0,
+    callbacksDuplicated: 0,
+    callbacksLate: 0,
+  };
 }

@@ -36,6 +36,14 @@ export interface EmulatorKnobs {
   deliveryFailureRate: number;
   /** Delay between accepting a message and its final state (status view and callback). Default 50. */
   callbackDelayMs: number;
+  /** Fraction of callbacks the gateway never sends (a lost receipt, which a `status` lookup still finds). Default 0. */
+  callbackDropRate: number;
+  /** Fraction of callbacks sent twice (the second right after the first). Default 0. */
+  callbackDuplicateRate: number;
+  /** Fraction of callbacks sent `callbackLateMs` after the final state instead of `callbackDelayMs`. Default 0. */
+  callbackLateRate: number;
+  /** Delay of a late callback. Default 60_000. */
+  callbackLateMs: number;
   /** Fraction of async requests refused after `request_id` was given: nothing is sent, each hook gets `REJECTED`. Default 0. */
   asyncRefuseRate: number;
   /** Fraction of delivered `viber` messages that end `REPLIED` with `replies` (Viber 2 Way). Default 0.1. */
@@ -58,6 +66,10 @@ export const defaultKnobs: Readonly<EmulatorKnobs> = Object.freeze({
   missingItemRate: 0,
   deliveryFailureRate: 0,
   callbackDelayMs: 50,
+  callbackDropRate: 0,
+  callbackDuplicateRate: 0,
+  callbackLateRate: 0,
+  callbackLateMs: 60_000,
   asyncRefuseRate: 0,
   viberReplyRate: 0.1,
 });
