@@ -108,7 +108,8 @@ export class RunTracker {
 export class ResultCollector {
   readonly #consumer: Consumer;
   readonly #topic: string;
-  #run: RunTracker | undefined;
+  /** The run being measured, and runs measured beside it (the urgent lane's beside the bulk). */
+  #runs: RunTracker[] = [];
   /** Results whose key belonged to no current run (duplicates or leftovers). */
   unmatched = 0;
 
@@ -138,21 +139,29 @@ export class ResultCollector {
       autoCommit: true,
       eachBatch: async ({ batch }) => {
         const seenAtMs = Date.now();
-        const run = this.#run;
+        const runs = this.#runs;
         for (const message of batch.messages) {
           const key = message.key?.toString('utf8') ?? '';
           const success = message.value?.includes('"success":true') ?? false;
-          if (!run?.take(key, Number(message.timestamp), seenAtMs, success)) this.unmatched += 1;
+          const at = Number(message.timestamp);
+          if (!runs.some((run) => run.take(key, at, seenAtMs, success))) this.unmatched += 1;
         }
       },
     });
     await joined;
   }
 
-  /** Starts tracking a run's commands; register before producing them. */
+  /** Starts tracking a run's commands, instead of any run before; register before producing them. */
   track(commands: readonly BenchCommand[]): RunTracker {
     const run = new RunTracker(commands);
-    this.#run = run;
+    this.#runs = [run];
+    return run;
+  }
+
+  /** Tracks a second run's commands beside the current one (their keys are distinct). */
+  trackAlso(commands: readonly BenchCommand[]): RunTracker {
+    const run = new RunTracker(commands);
+    this.#runs = [...this.#runs, run];
     return run;
   }
 

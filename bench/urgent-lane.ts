@@ -91,7 +91,7 @@ async function drain(
     const urgent = withUrgent
       ? takeCommands(context, Math.ceil((settings.urgentRate * settings.runTimeoutSeconds) / 2))
       : [];
-    const urgentRun = collector.track(urgent);
+    const urgentRun = collector.trackAlso(urgent);
     let producing = withUrgent;
     const produced = withUrgent
       ? (async () => {
