@@ -177,12 +177,7 @@ export class KafkaAccessCheck {
       await probeTopicWrites(
         this.#kafka,
         step,
-        [
-          topics.results,
-          topics.dlq,
-          topics.commands,
-          ...dedupeTopics,
-        ].map((topic) => {
+        [topics.results, topics.dlq, topics.commands, ...dedupeTopics].map((topic) => {
           const bytes = maxMessageBytes.get(topic);
           return { topic, ...(bytes === undefined ? {} : { maxMessageBytes: bytes }) };
         }),
