@@ -10,6 +10,7 @@ import { whileCoordinatorMoves } from './coordinator-errors.ts';
 import { kafkaError } from './kafka-security.ts';
 import type { Admin, Kafka, KafkaConfig } from './kafkajs.ts';
 import type { PartitionOffset, TopicSpec } from './records.ts';
+import { retryWhilePassing } from './start-retry.ts';
 import { createTopicsAndWait } from './topic-leaders.ts';
 
 /** How long a topic's partition count is trusted before it is read again. */
@@ -159,7 +160,12 @@ export class KafkaAdmin {
   /** The end offset (high watermark) of each partition of a topic. */
   async endOffsets(topic: string): Promise<Map<number, string>> {
     const admin = await this.#adminClient();
-    const offsets = await admin.fetchTopicOffsets(topic);
+    // Right after a topic is created, or while a leader moves, the broker kafkajs asks may
+    // not lead the partition yet (NOT_LEADER_FOR_PARTITION), and kafkajs's admin gives up
+    // without refreshing its metadata: asked again for a few seconds.
+    const offsets = await retryWhilePassing(() => admin.fetchTopicOffsets(topic), {
+      deadlineMs: 10_000,
+    });
     return new Map(offsets.map((o) => [o.partition, o.high]));
   }
 

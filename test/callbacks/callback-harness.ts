@@ -191,7 +191,15 @@ export async function startReceiverHarness(
   await producer.connect();
   cleanup.defer(() => producer.disconnect());
 
-  const server = new HttpServer({ host: '127.0.0.1', port: 0, logger });
+  // Every test client posts from 127.0.0.1, one connection per request (agent: false):
+  // a slow broker would hold more than the default 64 of them open at once and have the
+  // excess refused. The per-client bound has tests of its own.
+  const server = new HttpServer({
+    host: '127.0.0.1',
+    port: 0,
+    logger,
+    maxConnectionsPerClient: 1024,
+  });
   const receiver = new CallbackReceiver({
     server,
     producer,
