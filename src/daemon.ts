@@ -20,6 +20,7 @@ import type { Tracer } from './observability/tracing.ts';
 import { BalancePoller } from './pipeline/balance-poller.ts';
 import { Pipeline } from './pipeline/pipeline.ts';
 import { PipelineLanes } from './pipeline/pipeline-lanes.ts';
+import { RetryAfterHold } from './pipeline/retry-after-hold.ts';
 import { GatewayClient } from './upstream/gateway-client.ts';
 import { GatewayHttp } from './upstream/gateway-http.ts';
 import { FERRY_VERSION } from './version.ts';
@@ -102,6 +103,8 @@ export class Daemon implements HealthSource {
       },
     });
     const lane = {
+      // The gateway's Retry-After holds every request of this replica, whichever lane.
+      retryAfterHold: new RetryAfterHold(config.FERRY_RETRY_AFTER_MAX_MS),
       kafka: this.kafka,
       gateway: this.gateway,
       logger,

@@ -12,6 +12,7 @@ import type { FerryMetrics } from './observability/metrics.ts';
 import type { Tracer } from './observability/tracing.ts';
 import { fetchSizes } from './pipeline/in-flight-budget.ts';
 import type { PipelineOptions } from './pipeline/pipeline-options.ts';
+import type { RetryAfterHold } from './pipeline/retry-after-hold.ts';
 import type { GatewayClient } from './upstream/gateway-client.ts';
 
 /** The consumer group of the urgent lane: the bulk group's name with `.urgent`. */
@@ -31,6 +32,7 @@ export interface LaneDependencies {
   readonly metrics: FerryMetrics;
   readonly onCrash: (error: Error) => void;
   readonly tracer?: Tracer | undefined;
+  readonly retryAfterHold: RetryAfterHold;
 }
 
 /**
@@ -39,7 +41,7 @@ export interface LaneDependencies {
  */
 export function laneOptions(
   config: Config,
-  { kafka, gateway, logger, metrics, onCrash, tracer }: LaneDependencies,
+  { kafka, gateway, logger, metrics, onCrash, tracer, retryAfterHold }: LaneDependencies,
   urgent?: string,
 ): PipelineOptions {
   return {
@@ -74,6 +76,7 @@ export function laneOptions(
     retryBaseMs: config.FERRY_RETRY_BASE_MS,
     retryMaxMs: config.FERRY_RETRY_MAX_MS,
     retryAfterMaxMs: config.FERRY_RETRY_AFTER_MAX_MS,
+    retryAfterHold,
     accessDeniedRetryMs: config.FERRY_ACCESS_DENIED_RETRY_MS,
     // The gateway posts a message's final state to its hook (docs/gateway-api.md, Status
     // callbacks): sends without a `hook` get ferry's callback route, so statuses reach Kafka.

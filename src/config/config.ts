@@ -3,7 +3,7 @@
  * the Config type is derived, read from the environment and checked on every start.
  * A wrong or missing value throws a ConfigError naming the variable.
  */
-import { sendOperationTypes } from '../contract/index.ts';
+import { messageOperationTypes } from '../contract/index.ts';
 import { ConfigError } from '../errors.ts';
 import { checkKafkaSecurity, kafkaSecurityVariables, secretFromFile } from './kafka-security.ts';
 
@@ -104,10 +104,10 @@ const perTypeMs: Parser<ReadonlyMap<string, number>> = (raw, name) => {
   for (const entry of raw.split(',').map((s) => s.trim())) {
     const at = entry.lastIndexOf('=');
     const type = entry.slice(0, at).trim();
-    if (at <= 0 || (type !== '*' && !(sendOperationTypes as ReadonlySet<string>).has(type))) {
+    if (at <= 0 || (type !== '*' && !(messageOperationTypes as ReadonlySet<string>).has(type))) {
       throw new ConfigError(
         name,
-        `must list type=milliseconds pairs of message types (${[...sendOperationTypes].join(', ')}) or *, got "${entry}"`,
+        `must list type=milliseconds pairs of message types (${[...messageOperationTypes].join(', ')}) or *, got "${entry}"`,
       );
     }
     if (defaults.has(type)) throw new ConfigError(name, `names ${type} twice`);
@@ -254,7 +254,7 @@ export const variables = {
    * from the record's timestamp: a command past its deadline is answered `expired`, never sent.
    */
   FERRY_EXPIRE_AFTER_MS: v(perTypeMs, new Map<string, number>()),
-  /** Envelopes per second across the process; 0 means no cap. */
+  /** Envelopes per second of each lane's send queue; 0 means no cap. */
   FERRY_RATE_LIMIT_RPS: v(integer(0, 1_000_000), 0),
   /** Commands read and not yet committed, at most (backpressure bound). */
   FERRY_MAX_COMMANDS_IN_FLIGHT: v(integer(1, 10_000_000), 5_000),

@@ -76,6 +76,15 @@ export const sendOperationTypes: ReadonlySet<OperationType> = new Set<OperationT
 ]);
 
 /**
+ * Operation types that reach a person: the sends and `call/otp` (a call carrying a code).
+ * These are the ones a deadline default applies to, and whose delivery matters twice.
+ */
+export const messageOperationTypes: ReadonlySet<OperationType> = new Set<OperationType>([
+  ...sendOperationTypes,
+  'call/otp',
+]);
+
+/**
  * Operation types whose answer `data.id` is the identifier the gateway gave to what it
  * created, not the command's `id` echoed back: a template created with `"id": 7` comes
  * back as template `"1"` (spec: template/create names its identifier as the gateway's).

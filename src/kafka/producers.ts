@@ -170,9 +170,9 @@ export class TransactionalProducer {
    * InitProducerId with the transactional id.
    */
   async connect(): Promise<void> {
-    await retryWhilePassing(() => this.#producer.connect(), {
-      undo: () => this.#producer.disconnect(),
-    });
+    // Not retried here: a takeover renews its producer and must stay abortable by a
+    // rebalance, which its own caller's retries are.
+    await this.#producer.connect();
     const transaction = await this.#producer.transaction();
     // Nothing was added to it, so kafkajs ends it without a request to the broker.
     await transaction.abort();

@@ -12,6 +12,7 @@ export const LANE_GAUGES = [
   'envelopesInFlight',
   'envelopesQueued',
   'consumptionPaused',
+  'accessDenied',
   'oldestUncommitted',
   'commandsInDoubt',
   'dedupeIds',

@@ -124,7 +124,7 @@ export interface FerryMetrics extends DedupeMetrics {
   /** `ferry_account_balance{currency}`: last polled account balance. */
   readonly accountBalance: Gauge<'currency'>;
   /** `ferry_gateway_access_denied`: 1 while sending is stopped by `Access denied` (README, Guarantees 5), else 0. */
-  readonly accessDenied: Gauge;
+  readonly accessDenied: Gauge<'lane'>;
   /** `ferry_consumption_paused{reason}`: 1 while consumption is paused for that reason, else 0. */
   readonly consumptionPaused: Gauge<'reason' | 'lane'>;
   /** `ferry_kafka_errors_total{client,kind}`: errors reported by a Kafka client; `kind` a fixed error class name. */
@@ -309,6 +309,7 @@ export function createMetrics(registry: Registry = new Registry()): FerryMetrics
     accessDenied: new Gauge({
       name: 'ferry_gateway_access_denied',
       help: '1 while sending is stopped because the gateway answered Access denied, else 0.',
+      labelNames: ['lane'] as const,
       registers,
     }),
     consumptionPaused: new Gauge({

@@ -4,6 +4,7 @@
  * and the transaction of results, dead letters and offset. The pipeline decides when a
  * batch runs (lanes, backpressure, lifecycle); this decides what running it does.
  */
+import { messageOperationTypes } from '../contract/index.ts';
 import type { InboundRecord, RecordBatch } from '../kafka/kafka-port.ts';
 import { incEach } from '../observability/tally.ts';
 import type { CommandSpan } from '../observability/tracing.ts';
@@ -138,12 +139,16 @@ export class BatchProcessor {
     const isInDoubt = (offset: string) => ownership.inDoubt(partition, offset);
     const reconcilable = (command: Command): command is ValidCommand =>
       command.kind === 'valid' && isReconcilable(command.type, command.id);
+    const reachesPerson = (command: Command): boolean =>
+      command.kind === 'valid' && messageOperationTypes.has(command.type);
 
     const startedMs = performance.now();
     let intentMs = 0;
-    if (commands.some(reconcilable)) {
+    if (commands.some(reachesPerson)) {
       // Durable before anything goes out: these offsets may reach the gateway, and the next
       // owner of the partition must know to look them up instead of sending them again.
+      // Sends without a numeric id cannot be looked up, but the next owner must still know
+      // they may have gone out: past their deadline they end in doubt, not `expired`.
       // The intent the last commit left may already cover this batch; else one is
       // written now, reaching past the batch so that the next one is likely covered too.
       if (!ownership.covers(partition, lastOffset)) {

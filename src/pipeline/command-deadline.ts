@@ -5,7 +5,7 @@
  * `ferry-expires-at` header (RFC 3339, with an offset or `Z`), or else from a default per
  * operation type (FERRY_EXPIRE_AFTER_MS), counted from the record's Kafka timestamp.
  */
-import type { OperationType } from '../contract/index.ts';
+import { messageOperationTypes, type OperationType } from '../contract/index.ts';
 
 /** The header that sets a command's deadline. */
 export const EXPIRES_AT_HEADER = 'ferry-expires-at';
@@ -63,7 +63,9 @@ export function deadlineOf(
     }
     return { atMs, source: 'header' };
   }
-  const afterMs = defaults?.get(type) ?? defaults?.get('*');
+  // `*` covers the message types only: a lookup or a template call has no default.
+  const afterMs =
+    defaults?.get(type) ?? (messageOperationTypes.has(type) ? defaults?.get('*') : undefined);
   if (afterMs === undefined) return undefined;
   const producedAt = Number(timestamp);
   // A record without a usable timestamp has no start for a default to count from.

@@ -3,10 +3,12 @@
  * reports, and the settings (FERRY_*) of its concurrency, rate, retries, `Retry-After` holds
  * and lookups.
  */
+
 import type { Logger } from '../observability/logger.ts';
 import type { FerryMetrics } from '../observability/metrics.ts';
 import type { Tracer } from '../observability/tracing.ts';
 import type { GatewayClient } from '../upstream/gateway-client.ts';
+import type { RetryAfterHold } from './retry-after-hold.ts';
 import type { SendGate } from './send-gate.ts';
 
 export interface DispatcherOptions {
@@ -27,6 +29,12 @@ export interface DispatcherOptions {
    * 0 ignores the header.
    */
   readonly retryAfterMaxMs: number;
+  /**
+   * The hold a gateway's `Retry-After` sets, shared by every dispatcher of the process (the
+   * urgent lane's too), since the gateway asked the client, not one queue, to wait. A hold
+   * of its own when absent.
+   */
+  readonly retryAfterHold?: RetryAfterHold | undefined;
   /**
    * Least wait after a failed attempt before its sends are looked up with `status`:
    * a request the client gave up on may still be on its way through the gateway.

@@ -54,7 +54,7 @@ export class Dispatcher {
   constructor(options: DispatcherOptions) {
     this.#options = options;
     this.#doubt = new CommandsInDoubt(options.metrics);
-    this.#retryAfter = new RetryAfterHold(options.retryAfterMaxMs);
+    this.#retryAfter = options.retryAfterHold ?? new RetryAfterHold(options.retryAfterMaxMs);
     this.#post = envelopePoster(options.gateway, options.tracer, this.#abort.signal);
     this.#queue = new PQueue(
       options.rateLimitRps > 0

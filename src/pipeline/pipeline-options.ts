@@ -1,4 +1,5 @@
 /** What a Pipeline is built from: its ports, its topics and its settings. */
+
 import type { Transport } from '../contract/index.ts';
 import type { KafkaPort } from '../kafka/kafka-port.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -7,6 +8,7 @@ import type { Tracer } from '../observability/tracing.ts';
 import type { GatewayClient } from '../upstream/gateway-client.ts';
 import type { PrepareOperation } from './command.ts';
 import type { DedupeSettings } from './dedupe.ts';
+import type { RetryAfterHold } from './retry-after-hold.ts';
 
 export interface PipelineTopics {
   readonly commands: string;
@@ -33,6 +35,8 @@ export interface PipelineOptions {
   readonly retryMaxMs: number;
   /** Longest send hold a gateway's `Retry-After` can ask for (FERRY_RETRY_AFTER_MAX_MS). */
   readonly retryAfterMaxMs: number;
+  /** A `Retry-After` hold shared with the other lane (DispatcherOptions.retryAfterHold). */
+  readonly retryAfterHold?: RetryAfterHold | undefined;
   /**
    * How long, counted on this replica's clock from its takeover, another replica's sends
    * of the partition can still be in flight (a request timeout plus a margin: that

@@ -84,6 +84,7 @@ export class Pipeline implements PipelineControl {
       retryBaseMs: options.retryBaseMs,
       retryMaxMs: options.retryMaxMs,
       retryAfterMaxMs: options.retryAfterMaxMs,
+      retryAfterHold: options.retryAfterHold,
       onAccessDenied: (error) => this.#fetch.accessDenied(error),
       lookupDelayMs: options.lookupDelayMs,
       tracer: options.tracer,

@@ -10,7 +10,7 @@
  * topic keyed by group, topic and partition) always says which range of a
  * partition may have reached the gateway without a committed result.
  */
-import { type OperationType, sendOperationTypes } from '../contract/index.ts';
+import { messageOperationTypes, type OperationType } from '../contract/index.ts';
 
 export interface SendIntent {
   /** Last offset of the range being sent; the range starts at the committed offset. */
@@ -55,11 +55,7 @@ export function decodeSendIntent(metadata: string | null | undefined): SendInten
  * operation can find by the client's `id` (spec: status). Only these are reconciled
  * before a resend; lookups and template calls are sent again as they are.
  */
-export const reconcilableTypes: ReadonlySet<OperationType> = new Set<OperationType>([
-  ...sendOperationTypes,
-  // Places a call; the gateway's status record knows it by id like any send.
-  'call/otp',
-]);
+export const reconcilableTypes: ReadonlySet<OperationType> = messageOperationTypes;
 
 /** Whether a command can be looked up with `status` before it is sent again: a send with a numeric id. */
 export function isReconcilable(type: OperationType, id: unknown): boolean {

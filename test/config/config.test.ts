@@ -161,3 +161,30 @@ test('the unparsed-callbacks topic and the propagated headers have defaults and 
       error instanceof ConfigError && /FERRY_PROPAGATE_HEADERS: .*"bad name"/.test(error.message),
   );
 });
+
+test('FERRY_EXPIRE_AFTER_MS takes message types (call/otp too) and *, and refuses the rest', () => {
+  const defaults = readConfig({
+    ...minimal,
+    FERRY_EXPIRE_AFTER_MS: 'telegram=300000, call/otp=300000,*=3600000',
+  }).FERRY_EXPIRE_AFTER_MS;
+  assert.deepEqual(Object.fromEntries(defaults), {
+    telegram: 300_000,
+    'call/otp': 300_000,
+    '*': 3_600_000,
+  });
+  assert.equal(
+    readConfig({ ...minimal, FERRY_EXPIRE_AFTER_MS: 'none' }).FERRY_EXPIRE_AFTER_MS.size,
+    0,
+  );
+  for (const wrong of ['balance=1000', 'sms=10', 'sms', 'sms=1000,sms=2000', 'whatsapp=60000']) {
+    assert.throws(
+      () => readConfig({ ...minimal, FERRY_EXPIRE_AFTER_MS: wrong }),
+      /FERRY_EXPIRE_AFTER_MS/,
+      wrong,
+    );
+  }
+  assert.throws(
+    () => readConfig({ ...minimal, FERRY_TOPIC_COMMANDS_URGENT: 'ferry.commands' }),
+    /FERRY_TOPIC_COMMANDS_URGENT/,
+  );
+});

@@ -40,7 +40,7 @@ const expected: Record<keyof Omit<FerryMetrics, 'registry'>, [string, string, st
   internalErrors: ['ferry_internal_errors_total', 'counter', ['step']],
   consumerLag: ['ferry_consumer_lag', 'gauge', ['topic', 'partition']],
   accountBalance: ['ferry_account_balance', 'gauge', ['currency']],
-  accessDenied: ['ferry_gateway_access_denied', 'gauge', []],
+  accessDenied: ['ferry_gateway_access_denied', 'gauge', ['lane']],
   consumptionPaused: ['ferry_consumption_paused', 'gauge', ['reason', 'lane']],
   kafkaErrors: ['ferry_kafka_errors_total', 'counter', ['client', 'kind']],
   kafkaTransactionalRequests: ['ferry_kafka_transactional_requests_total', 'counter', ['api']],

@@ -52,6 +52,11 @@ test('a deadline comes from the header first, else the type default, else the * 
   });
   assert.deepEqual(deadlineOf({}, '1000', 'sms', defaults), { atMs: 601_000, source: 'default' });
   assert.equal(deadlineOf({}, '1000', 'sms', new Map()), undefined);
+  assert.equal(deadlineOf({}, '1000', 'balance', defaults), undefined, '* covers messages only');
+  assert.deepEqual(deadlineOf({}, '1000', 'call/otp', defaults), {
+    atMs: 601_000,
+    source: 'default',
+  });
   assert.equal(deadlineOf({}, '-1', 'sms', defaults), undefined, 'no timestamp to count from');
   assert.match(
     String(
@@ -193,4 +198,20 @@ test('a command that cannot be looked up, past its deadline after an attempt tha
   assert.equal(outcome.kind === 'transport' && outcome.attempts, 1);
   await new Promise((resolve) => setTimeout(resolve, 400));
   assert.equal(emulator.stats().sendsById['901'], 1, 'the one attempt, never a second');
+});
+
+test('a send without a numeric id handed over in doubt and past its deadline ends in doubt, never expired', async (t) => {
+  // Its earlier owner may have sent it (its send intent covered it) and nothing can look
+  // it up: `expired` would claim it never went out.
+  const { dispatcher, emulator } = await dispatcherAgainstEmulator(t);
+  const [item, settled] = outboundSms(951, {
+    inDoubt: true,
+    reconcilable: false,
+    deadlineMs: Date.now() - 1,
+  });
+  dispatcher.dispatch({ transport: 'sync', items: [item] });
+  const outcome = await settled;
+  assert.equal(outcome.kind, 'transport');
+  assert.equal(outcome.kind === 'transport' && outcome.delivery, 'in_doubt');
+  assert.equal(emulator.stats().sendsById['951'], undefined, 'not sent again');
 });
