@@ -11,6 +11,7 @@ import { answers200, BenchChild } from './child-process.ts';
 import { BENCH_RCS_SENDER, BENCH_SENDER, type BenchCommand, benchCommands } from './command-mix.ts';
 import type { LoadGenerator } from './load-generator.ts';
 import { ResultCollector } from './result-collector.ts';
+import type { SubjectStart, SubjectTopics } from './subjects.ts';
 
 export const BENCH_API_KEY = 'bench-api-key-0123456789';
 /** ferry's default linger (FERRY_BATCH_LINGER_MS), used for the latency targets. */
@@ -28,6 +29,30 @@ export interface BenchContext {
   readonly createdTopics: string[];
   /** Next unique command id. */
   nextId: number;
+}
+
+/**
+ * Where a run's subject finds the broker, its topics and group (named after `base`), the
+ * gateway, and where it logs; `extra` adds what one scenario sets (Node flags, variables).
+ */
+export function subjectStartOf(
+  context: BenchContext,
+  emulator: EmulatorChild,
+  run: { readonly base: string; readonly logName: string; readonly topics: SubjectTopics },
+  partitions: number,
+  extra: Pick<SubjectStart, 'ferryNodeFlags' | 'ferryEnv'> = {},
+): SubjectStart {
+  return {
+    root: context.root,
+    logFile: join(context.logsDir, `${run.logName}.log`),
+    brokers: context.brokers,
+    group: `${run.base}.group`,
+    topics: run.topics,
+    gatewayUrl: emulator.url,
+    apiKey: BENCH_API_KEY,
+    partitions,
+    ...extra,
+  };
 }
 
 /** Unique ids for the next `count` commands. */

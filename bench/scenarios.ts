@@ -13,14 +13,13 @@
  * The baseline does one request per command, so it is bounded by a time window in the
  * backlog and left behind by the faster paced rates: its runs say so (`complete`).
  */
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  BENCH_API_KEY,
   type BenchContext,
   createTopics,
   type EmulatorChild,
   startCollector,
+  subjectStartOf,
   takeCommands,
   topicRecordCount,
 } from './bench-context.ts';
@@ -87,19 +86,20 @@ async function withSubject<T>(
   const collector = await startCollector(context, topics.results, `${base}.collector`);
   let subject: StartedSubject | undefined;
   const start = async (): Promise<StartedSubject> => {
-    subject = await startSubject(name, {
-      root: context.root,
-      logFile: join(context.logsDir, `${name}-${settings.latencyMs}ms-${label}.log`),
-      brokers: context.brokers,
-      group: `${base}.group`,
-      topics,
-      gatewayUrl: emulator.url,
-      apiKey: BENCH_API_KEY,
-      partitions: settings.partitions,
-      ferryNodeFlags: settings.cpuProfile
-        ? ['--cpu-prof', `--cpu-prof-dir=${context.profilesDir}`]
-        : [],
-    });
+    subject = await startSubject(
+      name,
+      subjectStartOf(
+        context,
+        emulator,
+        { base, logName: `${name}-${settings.latencyMs}ms-${label}`, topics },
+        settings.partitions,
+        {
+          ferryNodeFlags: settings.cpuProfile
+            ? ['--cpu-prof', `--cpu-prof-dir=${context.profilesDir}`]
+            : [],
+        },
+      ),
+    );
     return subject;
   };
   try {

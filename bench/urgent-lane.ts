@@ -7,15 +7,14 @@
  * the run order favours the second (see docs/benchmarks.md on run-order bias): the
  * ratio is, if anything, flattered.
  */
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  BENCH_API_KEY,
   type BenchContext,
   createTopics,
   type EmulatorChild,
   FERRY_DEFAULT_LINGER_MS,
   startCollector,
+  subjectStartOf,
   takeCommands,
 } from './bench-context.ts';
 import type { LatencySummary } from './stats.ts';
@@ -69,17 +68,16 @@ async function drain(
   const bulkRun = collector.track(bulk);
   await emulator.reset();
   await context.generator.burst(topics.commands, bulk, (c, at) => bulkRun.sent(c, at));
-  const subject = await startSubject('ferry', {
-    root: context.root,
-    logFile: join(context.logsDir, `ferry-urgent-lane-${settings.latencyMs}ms-${label}.log`),
-    brokers: context.brokers,
-    group: `${base}.group`,
-    topics,
-    gatewayUrl: emulator.url,
-    apiKey: BENCH_API_KEY,
-    partitions: settings.partitions,
-    ferryEnv: { FERRY_TOPIC_COMMANDS_URGENT: urgentTopic },
-  });
+  const subject = await startSubject(
+    'ferry',
+    subjectStartOf(
+      context,
+      emulator,
+      { base, logName: `ferry-urgent-lane-${settings.latencyMs}ms-${label}`, topics },
+      settings.partitions,
+      { ferryEnv: { FERRY_TOPIC_COMMANDS_URGENT: urgentTopic } },
+    ),
+  );
   try {
     await subject.ready(90_000);
     const deadlineMs = Date.now() + settings.runTimeoutSeconds * 1000;

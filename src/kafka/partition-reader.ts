@@ -57,11 +57,22 @@ export async function readPartition(
   onRecord: (record: PartitionRecord) => void,
 ): Promise<number> {
   if (from >= end) return from;
+  return withTopicCluster(kafka, topic, (cluster) =>
+    readRange(cluster, topic, partition, from, end, onRecord),
+  );
+}
+
+/** Runs `body` on a cluster of its own that knows `topic`, disconnected afterwards. */
+async function withTopicCluster<T>(
+  kafka: Kafka,
+  topic: string,
+  body: (cluster: KafkajsCluster) => Promise<T>,
+): Promise<T> {
   const cluster = newCluster(kafka);
   try {
     await cluster.connect();
     await cluster.addTargetTopic(topic);
-    return await readRange(cluster, topic, partition, from, end, onRecord);
+    return await body(cluster);
   } finally {
     await cluster.disconnect().catch(() => undefined);
   }
@@ -80,10 +91,7 @@ export async function readWholePartition(
   partition: number,
   onRecord: (record: PartitionRecord) => void,
 ): Promise<void> {
-  const cluster = newCluster(kafka);
-  try {
-    await cluster.connect();
-    await cluster.addTargetTopic(topic);
+  await withTopicCluster(kafka, topic, async (cluster) => {
     const count = cluster.findTopicPartitionMetadata(topic).length;
     if (count === 0) throw new Error(`no partitions of ${topic} in the metadata`);
     const target = partition % count;
@@ -98,9 +106,7 @@ export async function readWholePartition(
     const from = await offsetOf(true);
     const end = await offsetOf(false);
     if (from < end) await readRange(cluster, topic, target, from, end, onRecord);
-  } finally {
-    await cluster.disconnect().catch(() => undefined);
-  }
+  });
 }
 
 async function readRange(
@@ -140,14 +146,7 @@ async function readRange(
  * topic (a refusal is thrown as kafkajs's error) and reads nothing of use.
  */
 export async function probeRead(kafka: Kafka, topic: string, partition = 0): Promise<void> {
-  const cluster = newCluster(kafka);
-  try {
-    await cluster.connect();
-    await cluster.addTargetTopic(topic);
-    await fetchOnce(cluster, topic, partition, 0);
-  } finally {
-    await cluster.disconnect().catch(() => undefined);
-  }
+  await withTopicCluster(kafka, topic, (cluster) => fetchOnce(cluster, topic, partition, 0));
 }
 
 async function fetchOnce(

@@ -208,10 +208,10 @@ export class Dispatcher {
    */
   #dropExpired(envelope: Envelope): boolean {
     const now = Date.now();
-    if (!envelope.items.some((item) => isPast(item.deadlineMs, now))) return true;
+    const expired = envelope.items.filter((item) => isPast(item.deadlineMs, now));
+    if (expired.length === 0) return true;
     const attempts = envelope.attempts;
-    for (const item of envelope.items) {
-      if (!isPast(item.deadlineMs, now)) continue;
+    for (const item of expired) {
       const unknown = !item.reconcilable && (envelope.mayHaveArrived || item.inDoubt);
       this.#doubt.settle(
         item,
@@ -226,7 +226,7 @@ export class Dispatcher {
           : { kind: 'expired', deadlineMs: item.deadlineMs as number, attempts },
       );
     }
-    envelope.items = envelope.items.filter((item) => !isPast(item.deadlineMs, now));
+    envelope.items = envelope.items.filter((item) => !expired.includes(item));
     this.#updateGauges();
     return envelope.items.length > 0;
   }
