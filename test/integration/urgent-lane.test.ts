@@ -10,9 +10,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { kcatResults, kcatWrite, untilResults } from '../helpers/dedupe-copies.ts';
 import { startEmulator, startFerry, testTopics } from '../helpers/ferry.ts';
 
-const BULK = 600;
+const BULK = 1_200;
 const URGENT = 6;
-/** Each envelope answered after this long: the bulk backlog takes about 15 s to drain. */
+/** Each envelope answered after this long: the bulk backlog takes about 15–30 s to drain. */
 const GATEWAY_LATENCY_MS = 250;
 
 test('urgent commands are answered while a bulk backlog is still draining, each exactly once', {
@@ -37,7 +37,7 @@ test('urgent commands are answered while a bulk backlog is still draining, each 
   await kcatWrite(topics.commands, bulkIds);
   // The backlog is being worked on: some results are out, most are not.
   const deadline = Date.now() + 30_000;
-  while ((emulator.stats().sendsById['10000'] ?? 0) === 0) {
+  while (Object.keys(emulator.stats().sendsById).length === 0) {
     assert.ok(Date.now() < deadline, 'the bulk lane started sending');
     await sleep(50);
   }
