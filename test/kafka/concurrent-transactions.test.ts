@@ -200,8 +200,14 @@ test("ferry's transactional producer remembers coordinators and retries CONCURRE
     tally.count(FIND_COORDINATOR) <= 2 + Math.ceil(round / 20),
     `${round} transactions: ${tally}`,
   );
-  // The busy coordinator is asked again without a metadata refresh in between.
-  assert.ok(tally.count('Metadata') - metadataBefore <= 2, `${round} transactions: ${tally}`);
+  // The busy coordinator is asked again without a metadata refresh in between. A Produce
+  // that kafkajs had to repeat (a leader not yet known for a fresh topic, a timeout on a
+  // loaded machine) refreshes the metadata first: those refreshes are not the coordinator's.
+  const produceRetries = tally.count('Produce') - round;
+  assert.ok(
+    tally.count('Metadata') - metadataBefore <= 2 + produceRetries,
+    `${round} transactions: ${tally}`,
+  );
   assert.equal(tally.count('EndTxn'), round, String(tally));
   assert.ok(tally.count('AddOffsetsToTxn') >= round + retries.length, String(tally));
 });
