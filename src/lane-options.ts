@@ -13,6 +13,7 @@ import type { Tracer } from './observability/tracing.ts';
 import { fetchSizes } from './pipeline/in-flight-budget.ts';
 import type { PipelineOptions } from './pipeline/pipeline-options.ts';
 import type { RetryAfterHold } from './pipeline/retry-after-hold.ts';
+import type { TrackingSettings } from './tracking/status-tracker.ts';
 import type { GatewayClient } from './upstream/gateway-client.ts';
 
 /** The consumer group of the urgent lane: the bulk group's name with `.urgent`. */
@@ -23,6 +24,27 @@ export function urgentGroupOf(config: Config): string {
 /** The urgent lane's dedupe topic: co-partitioned with the urgent commands, not the bulk ones. */
 export function urgentDedupeTopicOf(config: Config): string {
   return `${config.FERRY_TOPIC_DEDUPE}.urgent`;
+}
+
+/** The urgent lane's tracking topic: co-partitioned with the urgent commands. */
+export function urgentTrackingTopicOf(config: Config): string {
+  return `${config.FERRY_TOPIC_TRACKING}.urgent`;
+}
+
+/** The final status tracking settings of a lane, when tracking is on. */
+export function trackingOf(config: Config, urgent: boolean): TrackingSettings | undefined {
+  if (!config.FERRY_STATUS_TRACKING) return undefined;
+  return {
+    topic: urgent ? urgentTrackingTopicOf(config) : config.FERRY_TOPIC_TRACKING,
+    finalTopic: config.FERRY_TOPIC_STATUS_FINAL,
+    followMs: config.FERRY_STATUS_FOLLOW_MS,
+    pollAfterMs: config.FERRY_STATUS_POLL_AFTER_MS,
+    giveUpAfterMs: config.FERRY_STATUS_GIVE_UP_AFTER_MS,
+    // A callback's message record may still be in a result transaction; one unclaimed for
+    // a poll interval is a repeat of a finalized message (and the poll covers a mistake).
+    orphanAfterMs: config.FERRY_STATUS_POLL_AFTER_MS,
+    notFinal: new Set(config.FERRY_STATUS_NOT_FINAL.map((status) => status.toUpperCase())),
+  };
 }
 
 export interface LaneDependencies {
@@ -69,6 +91,7 @@ export function laneOptions(
           maxIds: config.FERRY_DEDUPE_MAX_IDS,
         }
       : undefined,
+    tracking: trackingOf(config, urgent !== undefined),
     concurrency: urgent ? config.FERRY_CONCURRENCY_URGENT : config.FERRY_CONCURRENCY,
     rateLimitRps: config.FERRY_RATE_LIMIT_RPS,
     maxCommandsInFlight: config.FERRY_MAX_COMMANDS_IN_FLIGHT,
@@ -86,6 +109,9 @@ export function laneOptions(
             publicUrl: config.FERRY_CALLBACK_PUBLIC_URL,
             token: config.FERRY_CALLBACK_TOKEN,
             propagateHeaders: config.FERRY_PROPAGATE_HEADERS,
+            tracking: config.FERRY_STATUS_TRACKING
+              ? { lane: urgent ? 'urgent' : undefined }
+              : undefined,
           }),
         }
       : {}),

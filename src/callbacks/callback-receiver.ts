@@ -6,6 +6,7 @@
  * Kafka acknowledged the record; while Kafka is unavailable the answer is 503, so a gateway
  * that retries loses nothing. Whatever a caller sends gets an answer and never stops the process.
  */
+
 import { hash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FerryError } from '../errors.ts';
@@ -24,6 +25,7 @@ import { type CallbackProducer, CallbackWriter, type PreparedWrite } from './cal
 import { CALLBACK_ROUTE } from './hook-injection.ts';
 import type { PublishOutcome } from './publish-once.ts';
 import { readRequestBody } from './request-body.ts';
+import { type TrackingTopics, trackingTargetOf } from './tracking-target.ts';
 
 /** What the receiver needs of a producer: `send` resolves once Kafka acknowledged every record. */
 export type StatusEventProducer = CallbackProducer;
@@ -59,6 +61,11 @@ export interface CallbackReceiverOptions {
   readonly bodyTimeoutMs?: number;
   /** Seconds suggested in `Retry-After` of a 503. Default 5. */
   readonly retryAfterS?: number;
+  /**
+   * Final status tracking is on: a callback whose URL names a tracking partition is also
+   * written there, before it is answered.
+   */
+  readonly tracking?: TrackingTopics | undefined;
 }
 
 type ReceiverState = 'idle' | 'running' | 'stopping' | 'stopped';
@@ -238,7 +245,13 @@ export class CallbackReceiver {
     }
     await this.#write(
       res,
-      this.#writer.prepare({ bytes: body.bytes, contentType, receivedAt, context }),
+      this.#writer.prepare({
+        bytes: body.bytes,
+        contentType,
+        receivedAt,
+        context,
+        tracking: trackingTargetOf(req.url, this.#options.tracking),
+      }),
     );
   }
 

@@ -5,11 +5,13 @@
  * (ReceiptBatcher). The HTTP side (callback-receiver.ts) turns what this returns into the answer.
  */
 import type { OutboundRecord } from '../kafka/kafka-client.ts';
+import { callbackRecord, idText, matchKey } from '../tracking/tracking-records.ts';
 import { decodeCallbackBody } from './callback-body.ts';
 import { PublishOnce, type PublishOutcome } from './publish-once.ts';
 import { ReceiptBatcher } from './receipt-batcher.ts';
 import { callbackFingerprint, encodeStatusEvent, type StatusEventKey } from './status-event.ts';
 import { normaliseCallback } from './status-normalise.ts';
+import type { TrackingTarget } from './tracking-target.ts';
 import { type UnparsedCallback, unparsedFingerprint, unparsedRecord } from './unparsed-callback.ts';
 
 /** What the writer needs of a producer: `send` resolves once Kafka acknowledged every record. */
@@ -46,6 +48,8 @@ export interface ReceivedCallback {
   readonly receivedAt: Date;
   /** Trace and correlation headers its URL brought back; they go on the record as headers. */
   readonly context: Readonly<Record<string, string>>;
+  /** The tracking partition its URL names, when final status tracking is on. */
+  readonly tracking?: TrackingTarget | undefined;
 }
 
 /** What a received callback becomes, before it is written. */
@@ -66,6 +70,8 @@ export type PreparedWrite = (
   /** The callback's `status` when it had one (for the metric). */
   readonly status: unknown;
   readonly record: OutboundRecord;
+  /** Its tracking record, written with it, when its URL named a tracking partition. */
+  readonly trackingRecord?: OutboundRecord | undefined;
   readonly fingerprint: string;
 };
 
@@ -114,6 +120,7 @@ export class CallbackWriter {
     }
     const { event, key } = normalised;
     const headers = callback.context;
+    const value = encodeStatusEvent(event, callback.receivedAt);
     return {
       kind: 'event',
       key,
@@ -123,9 +130,11 @@ export class CallbackWriter {
       record: {
         topic: this.#options.statusTopic,
         key: key.key,
-        value: encodeStatusEvent(event, callback.receivedAt),
+        value,
         ...(Object.keys(headers).length > 0 ? { headers } : {}),
       },
+      trackingRecord:
+        callback.tracking && trackingRecordOf(callback.tracking, event, callback.receivedAt),
     };
   }
 
@@ -146,10 +155,36 @@ export class CallbackWriter {
    * @throws FerryError `kafka` when Kafka did not acknowledge it in time, or the producer's error.
    */
   write(prepared: PreparedWrite): Promise<PublishOutcome> {
+    const { record, trackingRecord } = prepared;
     return this.#publishOnce.run(
       prepared.fingerprint,
-      () => this.#batcher.add(prepared.record),
+      () =>
+        trackingRecord
+          ? Promise.all([this.#batcher.add(record), this.#batcher.add(trackingRecord)]).then(
+              () => undefined,
+            )
+          : this.#batcher.add(record),
       this.#options.publishTimeoutMs,
     );
   }
+}
+
+/** The tracking record of a callback: the status event, under the ids it names. */
+function trackingRecordOf(
+  target: TrackingTarget,
+  event: Readonly<Record<string, unknown>>,
+  receivedAt: Date,
+): OutboundRecord | undefined {
+  const ids = {
+    id: idText(event.id),
+    msgId: idText(event.msg_id),
+    requestId: idText(event.request_id),
+  };
+  const key = matchKey(ids);
+  if (key === undefined) return undefined;
+  return callbackRecord(target.topic, target.partition, {
+    ...ids,
+    key,
+    event: { ...event, received_at: receivedAt.toISOString() },
+  });
 }

@@ -26,13 +26,25 @@ export interface HookInjectorOptions {
    * (FERRY_PROPAGATE_HEADERS); they ride in the hook's query. Default: none.
    */
   readonly propagateHeaders?: readonly string[];
+  /**
+   * Final status tracking is on: the hook's query names the command's partition
+   * (`ferry_partition`) and, for the urgent lane, the lane (`ferry_lane=urgent`), so the
+   * replica the callback reaches knows which tracking partition it belongs to.
+   */
+  readonly tracking?: { readonly lane?: 'urgent' | undefined } | undefined;
 }
+
+/** Query parameters of the hook that name where a message is tracked. */
+export const PARTITION_PARAM = 'ferry_partition';
+export const LANE_PARAM = 'ferry_lane';
 
 /** What the injector knows of the command besides its operation. */
 export interface HookContext {
   readonly transport: Transport;
   /** The command record's headers. */
   readonly headers: Readonly<Record<string, string>>;
+  /** The command record's partition. */
+  readonly partition?: number | undefined;
 }
 
 /**
@@ -96,7 +108,12 @@ export function createHookInjector(
       hookOperationTypes.has(type as OperationType) ||
       (type === 'pipeline' && context?.transport === 'async');
     if (!accepts || Object.hasOwn(operation, 'hook')) return false;
-    const carried = context === undefined ? {} : propagatedHeaders(context.headers, allow);
+    const carried: Record<string, string> =
+      context === undefined ? {} : { ...propagatedHeaders(context.headers, allow) };
+    if (options.tracking && context?.partition !== undefined) {
+      carried[PARTITION_PARAM] = String(context.partition);
+      if (options.tracking.lane) carried[LANE_PARAM] = options.tracking.lane;
+    }
     const query = new URLSearchParams(carried).toString();
     operation.hook = query === '' ? hook : `${hook}?${query}`;
     return true;

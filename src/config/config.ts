@@ -250,6 +250,32 @@ export const variables = {
   /** Where each completed id is kept: compacted, co-partitioned with the commands. */
   FERRY_TOPIC_DEDUPE: v(text, 'ferry.dedupe'),
   /**
+   * Final status tracking: every message sent gets exactly one event on
+   * FERRY_TOPIC_STATUS_FINAL, from its callback, a `status` lookup, or given up
+   * (docs/lifecycle.md). Off by default, like every feature that adds transactions.
+   */
+  FERRY_STATUS_TRACKING: v(boolean, false),
+  /** Where each message sent waits for its final status: compacted, co-partitioned with the commands. */
+  FERRY_TOPIC_TRACKING: v(text, 'ferry.tracking'),
+  /** One final status event per message sent. */
+  FERRY_TOPIC_STATUS_FINAL: v(text, 'ferry.status.final'),
+  /** A message without a callback this long after it was sent is looked up (`status`), and again as often. */
+  FERRY_STATUS_POLL_AFTER_MS: v(integer(1_000, 7 * 86_400_000), 600_000),
+  /** A message without a final status this long after it was sent gets one saying UNKNOWN. */
+  FERRY_STATUS_GIVE_UP_AFTER_MS: v(integer(10_000, 30 * 86_400_000), 172_800_000),
+  /** How often each owned partition's new tracking records are read. */
+  FERRY_STATUS_FOLLOW_MS: v(integer(100, 60_000), 1_000),
+  /** Statuses a lookup may answer that are not final: the message is asked again later. */
+  FERRY_STATUS_NOT_FINAL: v(list, [
+    'SENT',
+    'ACCEPTED',
+    'ENROUTE',
+    'QUEUED',
+    'SCHEDULED',
+    'PENDING',
+    'PROCESSING',
+  ]),
+  /**
    * Deadlines by operation type for commands without a `ferry-expires-at` header, counted
    * from the record's timestamp: a command past its deadline is answered `expired`, never sent.
    */
@@ -323,6 +349,12 @@ function checkCrossFields(config: Config): void {
     throw new ConfigError(
       'FERRY_TOPIC_COMMANDS_URGENT',
       'must name another topic than FERRY_TOPIC_COMMANDS: one topic cannot be both lanes',
+    );
+  }
+  if (config.FERRY_STATUS_GIVE_UP_AFTER_MS <= config.FERRY_STATUS_POLL_AFTER_MS) {
+    throw new ConfigError(
+      'FERRY_STATUS_GIVE_UP_AFTER_MS',
+      `must be above FERRY_STATUS_POLL_AFTER_MS (${config.FERRY_STATUS_POLL_AFTER_MS}): a message is looked up before ferry gives up on it`,
     );
   }
   if (config.FERRY_CALLBACK_PUBLIC_URL && !config.FERRY_CALLBACK_TOKEN) {

@@ -23,7 +23,7 @@ import {
 } from './consumers.ts';
 import { cacheCoordinators } from './coordinator-cache.ts';
 import { KafkaAdmin } from './kafka-admin.ts';
-import type { StoredRecord } from './kafka-port.ts';
+import type { StoredRecord, TopicReader } from './kafka-port.ts';
 import { kafkaConnection } from './kafka-security.ts';
 import {
   type CompressionTypes,
@@ -33,7 +33,7 @@ import {
   Partitioners,
 } from './kafkajs.ts';
 import { kafkaLogCreator } from './kafkajs-adapters.ts';
-import { readWholePartition } from './partition-reader.ts';
+import { PartitionFollower, readWholePartition } from './partition-reader.ts';
 import { RecordProducer, TRANSACTION_RETRY, TransactionalProducer } from './producers.ts';
 import type { PartitionOffset, TopicSpec } from './records.ts';
 import { CLIENT_RETRY, CONSUMER_METADATA_MAX_AGE_MS } from './retry-budget.ts';
@@ -143,6 +143,11 @@ export class KafkaClient {
     return readWholePartition(this.#kafka, topic, partition, (r) =>
       onRecord({ offset: String(r.offset), key: r.key, value: r.value }),
     );
+  }
+
+  /** A reader of `topic`'s partitions onward, keeping its connection (partition-reader.ts). */
+  openTopicReader(topic: string): TopicReader {
+    return new PartitionFollower(this.#kafka, topic);
   }
 
   /** Records of each partition of `topic` the group has not committed yet (KafkaAdmin.groupLag). */

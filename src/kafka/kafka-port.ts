@@ -179,6 +179,22 @@ export interface StoredRecord {
   readonly value: Buffer | null;
 }
 
+/** Reads partitions of one topic onward from where the caller left off, without a group. */
+export interface TopicReader {
+  /**
+   * Every committed record of the partition that records written with `partition` land in,
+   * from `from` (or the partition's start, when that is later) up to its last stable offset
+   * as of the call, in offset order. @returns the offset to read from next.
+   * @throws when it cannot be read now (the caller tries again later).
+   */
+  readOn(
+    partition: number,
+    from: string,
+    onRecord: (record: StoredRecord) => void,
+  ): Promise<string>;
+  close(): Promise<void>;
+}
+
 /** What the pipeline asks of Kafka. */
 export interface KafkaPort {
   createBatchConsumer(options: BatchConsumerOptions): GroupConsumer;
@@ -197,4 +213,6 @@ export interface KafkaPort {
     partition: number,
     onRecord: (record: StoredRecord) => void,
   ): Promise<void>;
+  /** A reader of `topic` that keeps its connections between reads. */
+  openTopicReader(topic: string): TopicReader;
 }

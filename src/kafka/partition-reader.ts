@@ -8,6 +8,7 @@
  * fetch offset).
  */
 import { createRequire } from 'node:module';
+import type { StoredRecord, TopicReader } from './kafka-port.ts';
 import type { Kafka } from './kafkajs.ts';
 import { type KafkajsCluster, newCluster } from './kafkajs-cluster.ts';
 
@@ -92,21 +93,86 @@ export async function readWholePartition(
   onRecord: (record: PartitionRecord) => void,
 ): Promise<void> {
   await withTopicCluster(kafka, topic, async (cluster) => {
-    const count = cluster.findTopicPartitionMetadata(topic).length;
-    if (count === 0) throw new Error(`no partitions of ${topic} in the metadata`);
-    const target = partition % count;
-    const offsetOf = async (fromBeginning: boolean) => {
-      const [answer] = await cluster.fetchTopicsOffset([
-        { topic, fromBeginning, partitions: [{ partition: target }] },
-      ]);
-      const offset = answer?.partitions.find((p) => p.partition === target)?.offset;
-      if (offset === undefined) throw new Error(`no offset of ${topic}/${target}`);
-      return Number(offset);
-    };
-    const from = await offsetOf(true);
-    const end = await offsetOf(false);
+    const { target, from, end } = await partitionBounds(cluster, topic, partition);
     if (from < end) await readRange(cluster, topic, target, from, end, onRecord);
   });
+}
+
+/**
+ * The partition's first offset and last stable offset, of the partition that records
+ * written with `partition` land in (`partition` modulo the topic's count).
+ */
+async function partitionBounds(
+  cluster: KafkajsCluster,
+  topic: string,
+  partition: number,
+): Promise<{ target: number; from: number; end: number }> {
+  const count = cluster.findTopicPartitionMetadata(topic).length;
+  if (count === 0) throw new Error(`no partitions of ${topic} in the metadata`);
+  const target = partition % count;
+  const offsetOf = async (fromBeginning: boolean) => {
+    const [answer] = await cluster.fetchTopicsOffset([
+      { topic, fromBeginning, partitions: [{ partition: target }] },
+    ]);
+    const offset = answer?.partitions.find((p) => p.partition === target)?.offset;
+    if (offset === undefined) throw new Error(`no offset of ${topic}/${target}`);
+    return Number(offset);
+  };
+  return { target, from: await offsetOf(true), end: await offsetOf(false) };
+}
+
+/**
+ * Reads partitions of one topic onward, on one cluster kept between reads (a cluster per
+ * read costs a connection and a metadata request each time). A read that fails drops the
+ * cluster: the next read starts on a new one.
+ */
+export class PartitionFollower implements TopicReader {
+  readonly #kafka: Kafka;
+  readonly #topic: string;
+  #cluster: Promise<KafkajsCluster> | undefined;
+
+  constructor(kafka: Kafka, topic: string) {
+    this.#kafka = kafka;
+    this.#topic = topic;
+  }
+
+  async readOn(
+    partition: number,
+    from: string,
+    onRecord: (record: StoredRecord) => void,
+  ): Promise<string> {
+    const topic = this.#topic;
+    try {
+      const cluster = await this.#connected();
+      const bounds = await partitionBounds(cluster, topic, partition);
+      const start = Math.max(Number(from), bounds.from);
+      if (start >= bounds.end) return String(start);
+      const next = await readRange(cluster, topic, bounds.target, start, bounds.end, (r) =>
+        onRecord({ offset: String(r.offset), key: r.key, value: r.value }),
+      );
+      return String(next);
+    } catch (error: unknown) {
+      await this.close();
+      throw error;
+    }
+  }
+
+  #connected(): Promise<KafkajsCluster> {
+    if (!this.#cluster) {
+      const cluster = newCluster(this.#kafka);
+      this.#cluster = cluster
+        .connect()
+        .then(() => cluster.addTargetTopic(this.#topic))
+        .then(() => cluster);
+    }
+    return this.#cluster;
+  }
+
+  async close(): Promise<void> {
+    const cluster = this.#cluster;
+    this.#cluster = undefined;
+    await cluster?.then((c) => c.disconnect()).catch(() => undefined);
+  }
 }
 
 async function readRange(

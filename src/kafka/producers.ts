@@ -192,19 +192,22 @@ export class TransactionalProducer {
       // markers still being written (CONCURRENT_TRANSACTIONS). Were it the records'
       // AddPartitionsToTxn, kafkajs would refresh the metadata before each retry (a
       // round trip, and a request the broker pays for); this step is retried here.
-      await sendOffsetsRetrying(
-        () =>
-          transaction.sendOffsets({
-            consumerGroupId: groupId,
-            topics: offsets.map((o) => ({
-              topic: o.topic,
-              partitions: [
-                { partition: o.partition, offset: o.offset, metadata: o.metadata ?? null },
-              ],
-            })),
-          }),
-        this.#onBusy,
-      );
+      // A transaction of records alone (final status events) has no offsets to send.
+      if (offsets.length > 0) {
+        await sendOffsetsRetrying(
+          () =>
+            transaction.sendOffsets({
+              consumerGroupId: groupId,
+              topics: offsets.map((o) => ({
+                topic: o.topic,
+                partitions: [
+                  { partition: o.partition, offset: o.offset, metadata: o.metadata ?? null },
+                ],
+              })),
+            }),
+          this.#onBusy,
+        );
+      }
       for (const chunk of produceChunks(records, this.#maxRequestBytes)) {
         await sendAcknowledged(
           (batch) => transaction.sendBatch(batch),

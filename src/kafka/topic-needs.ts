@@ -21,6 +21,13 @@ export interface FerryTopics {
   readonly dedupe?: { readonly topic: string; readonly windowMs: number } | undefined;
   /** The urgent lane, when there is one: its commands topic, and its dedupe topic when dedupe is on. */
   readonly urgent?: { readonly commands: string; readonly dedupe?: string | undefined } | undefined;
+  /**
+   * Final status tracking, when it is on: each lane's tracking topic (co-partitioned with
+   * its commands) and the final status topic.
+   */
+  readonly tracking?:
+    | { readonly topic: string; readonly urgent?: string | undefined; readonly final: string }
+    | undefined;
 }
 
 export interface TopicNeed {
@@ -56,6 +63,16 @@ export function dedupeTopicConfig(windowMs: number): Record<string, string> {
   };
 }
 
+/**
+ * The tracking topic's settings: compacted, never deleted by age (a message waits there
+ * until its final status, however long ferry was down); segments of an hour, so what was
+ * finalized is compacted away.
+ */
+export const TRACKING_TOPIC_CONFIG = {
+  'cleanup.policy': 'compact',
+  'segment.ms': '3600000',
+} as const;
+
 /** Each of ferry's topics with what ferry does with it. */
 export function topicNeeds(topics: FerryTopics, settings: ExpectedTopicSettings): TopicNeed[] {
   const common = {
@@ -85,8 +102,24 @@ export function topicNeeds(topics: FerryTopics, settings: ExpectedTopicSettings)
           : []),
       ]
     : [];
+  const trackingNeed = (topic: string): TopicNeed => ({
+    topic,
+    operations: ['Read', 'Write'],
+    describeConfigs: true,
+    writtenByFerry: false,
+    partitions: settings.partitions,
+    config: { ...common.config, ...TRACKING_TOPIC_CONFIG },
+  });
+  const tracking: TopicNeed[] = topics.tracking
+    ? [
+        trackingNeed(topics.tracking.topic),
+        ...(topics.tracking.urgent ? [trackingNeed(topics.tracking.urgent)] : []),
+        plain(topics.tracking.final, ['Write'], true),
+      ]
+    : [];
   return [
     ...dedupe,
+    ...tracking,
     plain(topics.commands, ['Read', 'Write'], false),
     // Read only: a dead-letter replay writes to the bulk commands topic.
     ...(topics.urgent ? [plain(topics.urgent.commands, ['Read'], false)] : []),

@@ -16,6 +16,7 @@ export const LANE_GAUGES = [
   'oldestUncommitted',
   'commandsInDoubt',
   'dedupeIds',
+  'awaitingStatus',
 ] as const satisfies readonly (keyof FerryMetrics)[];
 
 export type LaneName = 'urgent';

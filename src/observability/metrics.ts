@@ -12,6 +12,7 @@ import { isOperationType } from '../contract/index.ts';
 import { FERRY_VERSION } from '../version.ts';
 import { channels, UNKNOWN_CHANNEL } from './channels.ts';
 import { createDedupeMetrics, type DedupeMetrics } from './dedupe-metrics.ts';
+import { createTrackingMetrics, type TrackingMetrics } from './tracking-metrics.ts';
 
 /** How ferry reached the gateway: the sync or the async endpoint (FERRY_TRANSPORT, header `ferry-transport`). */
 export type TransportLabel = 'sync' | 'async';
@@ -77,8 +78,8 @@ export const pauseReasons: readonly PauseReason[] = [
   'draining',
 ];
 
-/** Every metric ferry exports besides the default process/Node ones (duplicate suppression's in dedupe-metrics.ts). */
-export interface FerryMetrics extends DedupeMetrics {
+/** Every metric ferry exports besides the default process/Node ones (duplicate suppression's in dedupe-metrics.ts, final status tracking's in tracking-metrics.ts). */
+export interface FerryMetrics extends DedupeMetrics, TrackingMetrics {
   /** The registry all of these (and the default metrics) are registered on. */
   readonly registry: Registry;
   /** `ferry_commands_consumed_total{transport}`: command records read from Kafka. */
@@ -386,6 +387,7 @@ export function createMetrics(registry: Registry = new Registry()): FerryMetrics
       registers,
     }),
     ...createDedupeMetrics(registry),
+    ...createTrackingMetrics(registry),
   };
 
   // Series that exist from the start, at 0: dashboards draw flat lines instead of

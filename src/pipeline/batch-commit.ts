@@ -10,6 +10,8 @@ import type { InboundRecord } from '../kafka/kafka-port.ts';
 import type { Logger } from '../observability/logger.ts';
 import { boundedTypeLabel, type FerryMetrics } from '../observability/metrics.ts';
 import { incEach } from '../observability/tally.ts';
+import { sentMessagesOf } from '../tracking/sent-messages.ts';
+import { sentRecord } from '../tracking/tracking-records.ts';
 import type { Command, ValidCommand } from './command.ts';
 import type { CommitMetrics } from './commit-metrics.ts';
 import type { Dedupe } from './dedupe.ts';
@@ -40,6 +42,11 @@ export interface BatchCommitterOptions {
   readonly internalError: (step: InternalErrorStep, record: InboundRecord, error: unknown) => void;
   /** Duplicate suppression, when on: its records join each result transaction. */
   readonly dedupe?: Dedupe | undefined;
+  /**
+   * Final status tracking, when on: the tracking record of each message sent joins the
+   * transaction of its result.
+   */
+  readonly tracking?: { readonly topic: string } | undefined;
 }
 
 export class BatchCommitter {
@@ -118,6 +125,14 @@ export class BatchCommitter {
       ),
     );
     if (dedupe) records.push(...dedupe.records);
+    const tracking = this.#options.tracking;
+    if (tracking) {
+      sent.forEach((item, index) => {
+        for (const message of sentMessagesOf(item.commands, built[index]?.results ?? [])) {
+          records.push(sentRecord(tracking.topic, partition, message));
+        }
+      });
+    }
     let commands = 0;
     for (const item of sent) commands += item.inboundLength;
     // Offsets past these batches that an earlier owner may have sent stay in doubt; the

@@ -60,7 +60,11 @@ export const DEFAULT_COMMAND_MAX_DEPTH = 32;
  */
 export type PrepareOperation = (
   operation: Record<string, unknown>,
-  context: { readonly transport: Transport; readonly headers: Readonly<Record<string, string>> },
+  context: {
+    readonly transport: Transport;
+    readonly headers: Readonly<Record<string, string>>;
+    readonly partition?: number | undefined;
+  },
 ) => boolean;
 
 export interface CommandReaderOptions {
@@ -214,7 +218,11 @@ export function readCommand(record: InboundRecord, options: CommandReaderOptions
     ...(deadline ? { deadline } : {}),
     json: options.prepare
       ? prepared(text, operation, (op) =>
-          (options.prepare as PrepareOperation)(op, { transport, headers: record.headers }),
+          (options.prepare as PrepareOperation)(op, {
+            transport,
+            headers: record.headers,
+            partition: record.partition,
+          }),
         )
       : text,
   };

@@ -5,6 +5,7 @@ import type { KafkaPort } from '../kafka/kafka-port.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { FerryMetrics } from '../observability/metrics.ts';
 import type { Tracer } from '../observability/tracing.ts';
+import type { TrackingSettings } from '../tracking/status-tracker.ts';
 import type { GatewayClient } from '../upstream/gateway-client.ts';
 import type { PrepareOperation } from './command.ts';
 import type { DedupeSettings } from './dedupe.ts';
@@ -96,4 +97,6 @@ export interface PipelineOptions {
   readonly stallAfterMs?: number;
   /** Duplicate suppression by command id (FERRY_DEDUPE); absent: every command is sent. */
   readonly dedupe?: DedupeSettings | undefined;
+  /** Final status tracking (FERRY_STATUS_TRACKING); absent: messages are not tracked. */
+  readonly tracking?: TrackingSettings | undefined;
 }

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Transport } from '../contract/index.ts';
 import type { GroupConsumer } from '../kafka/kafka-port.ts';
 import type { Logger } from '../observability/logger.ts';
+import { StatusTracker } from '../tracking/status-tracker.ts';
 import { BatchProcessor } from './batch-processor.ts';
 import { Batcher } from './batcher.ts';
 import { CommitMetrics } from './commit-metrics.ts';
@@ -54,6 +55,8 @@ export class Pipeline implements PipelineControl {
   readonly #stallWatch: StallWatch;
   /** Batches to their partition's worker, group answers to every worker. */
   readonly #router: PartitionRouter;
+  /** Final status tracking of the messages sent, when on. */
+  readonly #tracker: StatusTracker | undefined;
 
   constructor(options: PipelineOptions) {
     this.#options = options;
@@ -138,6 +141,7 @@ export class Pipeline implements PipelineControl {
       workers: this.#workers,
       handover: this.#handover,
       dedupe,
+      tracking: options.tracking,
       dispatcher: this.#dispatcher,
       batcher: this.#batcher,
       commitMetrics: this.#commitMetrics,
@@ -183,6 +187,18 @@ export class Pipeline implements PipelineControl {
       consumer: () => this.#consumer,
       dispatcher: this.#dispatcher,
     });
+    this.#tracker = options.tracking
+      ? new StatusTracker({
+          settings: options.tracking,
+          kafka: options.kafka,
+          commandsTopic: options.topics.commands,
+          groupId: options.groupId,
+          transactionalIdPrefix: options.transactionalIdPrefix,
+          lookUp: (targets) => this.#dispatcher.lookUp(targets),
+          logger: this.#log,
+          metrics: options.metrics,
+        })
+      : undefined;
     this.#stallWatch = new StallWatch({
       logger: this.#log,
       stallAfterMs: options.stallAfterMs ?? 60_000,
@@ -221,7 +237,10 @@ export class Pipeline implements PipelineControl {
         ? { sessionTimeoutMs: this.#options.sessionTimeoutMs }
         : {}),
       onBatch: (batch) => this.#router.accept(batch),
-      onAssignment: (partitions) => this.#router.assigned(partitions),
+      onAssignment: (partitions) => {
+        this.#router.assigned(partitions);
+        this.#tracker?.assigned(partitions);
+      },
       onRebalancing: () => {
         this.#ownership.rebalanceStarted();
         this.#log.info('rebalance started: batches in progress stop sending');
@@ -241,6 +260,7 @@ export class Pipeline implements PipelineControl {
     await consumer.start({ paused: !this.#fetch.mode.fetching });
     this.#commitMetrics.start();
     this.#stallWatch.start();
+    this.#tracker?.start();
     if (!this.#fetch.mode.fetching) consumer.pause();
     this.#lifecycle = 'running';
     this.#log.info({ topic: topics.commands, groupId }, 'pipeline started');
@@ -269,6 +289,7 @@ export class Pipeline implements PipelineControl {
       this.#dispatcher.abort();
       await this.#turns.idle();
     }
+    await this.#tracker?.stop();
     await this.#consumer?.stop();
     if (drained) await this.#handover.clearIntents();
     await this.#transactions.close();

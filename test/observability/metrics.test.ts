@@ -57,6 +57,9 @@ const expected: Record<keyof Omit<FerryMetrics, 'registry'>, [string, string, st
   dedupeIds: ['ferry_dedupe_ids', 'gauge', ['partition', 'lane']],
   dedupeRestoreDuration: ['ferry_dedupe_restore_seconds', 'histogram', []],
   dedupeUnkeyed: ['ferry_dedupe_unkeyed_commands_total', 'counter', []],
+  finalStatuses: ['ferry_final_statuses_total', 'counter', ['source']],
+  awaitingStatus: ['ferry_messages_awaiting_status', 'gauge', ['partition', 'lane']],
+  statusPolls: ['ferry_status_polls_total', 'counter', ['outcome']],
 };
 
 test('createMetrics registers every ferry metric with its type and labels', async () => {

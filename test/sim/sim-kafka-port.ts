@@ -13,6 +13,7 @@ import type {
   PartitionOffset,
   PartitionProducer,
   StoredRecord,
+  TopicReader,
 } from '../../src/kafka/kafka-port.ts';
 import type { ReplicaLink } from './replica-link.ts';
 import { CONNECTION_ERROR, type SimBroker } from './sim-broker.ts';
@@ -132,6 +133,31 @@ export class SimKafkaPort implements KafkaPort {
         value: record.value === null ? null : Buffer.from(record.value),
       });
     });
+  }
+
+  openTopicReader(topic: string): TopicReader {
+    return {
+      readOn: async (partition, from, onRecord) => {
+        await this.link.hop(this.random, 3);
+        this.broker.check();
+        const records = this.broker.visible.filter(
+          (record) => record.topic === topic && record.partition === partition,
+        );
+        await this.link.hop(this.random, 3);
+        const start = Number(from);
+        for (let offset = start; offset < records.length; offset++) {
+          const record = records[offset];
+          if (!record) continue;
+          onRecord({
+            offset: String(offset),
+            key: record.key === null ? null : Buffer.from(record.key),
+            value: record.value === null ? null : Buffer.from(record.value),
+          });
+        }
+        return String(Math.max(start, records.length));
+      },
+      close: async () => undefined,
+    };
   }
 
   async committedOffsets(_groupId: string, topic: string): Promise<Map<number, PartitionOffset>> {
