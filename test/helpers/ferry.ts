@@ -90,6 +90,9 @@ export function loopbackEnv(options: LoopbackEnvOptions): Record<string, string>
     FERRY_TOPIC_CONTROL: `${options.group}.control`,
     // Ids of another test's commands must not count as this one's copies.
     FERRY_TOPIC_DEDUPE: `${topics.commands}.dedupe`,
+    // Final status tracking's topics, per test like the others (tracking stays off unless asked).
+    FERRY_TOPIC_TRACKING: `${topics.commands}.tracking`,
+    FERRY_TOPIC_STATUS_FINAL: `${topics.status}.final`,
     // Off by default; on here, so every test and make chaos run with it.
     FERRY_DEDUPE: 'true',
     FERRY_API_KEY: options.apiKey,
