@@ -43,7 +43,14 @@ test('the AsyncAPI document parses without errors or warnings and has a channel 
       .all()
       .map((channel) => channel.address())
       .sort(),
-    ['ferry.callbacks.unparsed', 'ferry.commands', 'ferry.dlq', 'ferry.results', 'ferry.status'],
+    [
+      'ferry.callbacks.unparsed',
+      'ferry.commands',
+      'ferry.dlq',
+      'ferry.results',
+      'ferry.status',
+      'ferry.status.final',
+    ],
   );
   for (const message of document.messages().all()) {
     assert.ok(message.hasPayload(), `${message.id()} has a payload`);

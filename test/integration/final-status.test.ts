@@ -10,6 +10,7 @@ import { smsOperation } from '../fixtures/operations.ts';
 import { command, produce, readRecords, startEmulator, startFerry } from '../helpers/ferry.ts';
 import { eventually, kcatRead } from '../helpers/fleet.ts';
 import { testBrokers } from '../helpers/kafka.ts';
+import { loadPublishedSchemas } from '../helpers/published-schemas.ts';
 
 const brokers = testBrokers().join(',');
 
@@ -74,10 +75,13 @@ test('callbacks dropped, doubled and late: every message sent gets exactly one f
   await new Promise((resolve) => setTimeout(resolve, 4_000));
   const settled = await finalEvents(finalTopic);
   assert.deepEqual([...settled.keys()].sort(), ids.map(String).sort());
+  // Checked by Ajv against the published schema, not by the code that wrote them.
+  const validate = (await loadPublishedSchemas()).validator('final-status-event.schema.json');
   const sources = new Map<string, number>();
   for (const [id, events] of settled) {
     assert.equal(events.length, 1, `id ${id}: ${events.length} final events`);
     const event = events[0] as Record<string, unknown>;
+    assert.ok(validate(event), `id ${id}: ${JSON.stringify(validate.errors)}`);
     assert.equal(event.id, id);
     assert.equal(event.type, 'sms');
     assert.equal(typeof event.status, 'string');

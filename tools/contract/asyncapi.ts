@@ -34,6 +34,48 @@ const exampleSource = {
 };
 
 /** Status events as docs/callbacks.md shows them: a delivery, a Viber reply, a refused async request. */
+const finalStatusEventExamples = [
+  {
+    name: 'byPoll',
+    summary: 'No callback came within FERRY_STATUS_POLL_AFTER_MS: ferry asked `status`.',
+    payload: {
+      id: '4101',
+      msg_id: 'a8f2c41e',
+      type: 'sms',
+      status: 'DELIVERED',
+      success: true,
+      channel: 'sms',
+      updated: '2026-11-27T12:00:04+00:00',
+      source: 'poll',
+      sent_at: '2026-11-27T12:00:01.220Z',
+      final_at: '2026-11-27T12:10:02.031Z',
+      command: { topic: 'ferry.commands', partition: 3, offset: '1842' },
+      detail: {
+        id: 4101,
+        msg_id: 'a8f2c41e',
+        type: 'sms',
+        status: 'DELIVERED',
+        updated: '2026-11-27T12:00:04+00:00',
+      },
+    },
+  },
+  {
+    name: 'givenUp',
+    summary: 'Neither a callback nor a lookup gave a final status within the last bound.',
+    payload: {
+      id: '4102',
+      msg_id: 'b91d07aa',
+      type: 'viber',
+      status: 'UNKNOWN',
+      success: false,
+      source: 'give_up',
+      sent_at: '2026-11-25T12:00:01.500Z',
+      final_at: '2026-11-27T12:00:02.118Z',
+      command: { topic: 'ferry.commands', partition: 0, offset: '77' },
+    },
+  },
+];
+
 const statusEventExamples = [
   {
     name: 'sms-delivered',
@@ -166,6 +208,13 @@ export function asyncApiDocument(version: string, examples: readonly CommandExam
           "The gateway's delivery-status callbacks, one record per distinct callback (`FERRY_TOPIC_STATUS`).",
         messages: { statusEvent: { $ref: '#/components/messages/statusEvent' } },
       },
+      finalStatus: {
+        address: 'ferry.status.final',
+        title: 'Final status events',
+        description:
+          'Exactly one event per message sent, from its callback, a `status` lookup or given up (`FERRY_TOPIC_STATUS_FINAL`, with `FERRY_STATUS_TRACKING=true`); written in Kafka transactions.',
+        messages: { finalStatusEvent: { $ref: '#/components/messages/finalStatusEvent' } },
+      },
       deadLetters: {
         address: 'ferry.dlq',
         title: 'Dead letters',
@@ -199,6 +248,12 @@ export function asyncApiDocument(version: string, examples: readonly CommandExam
         title: 'ferry writes status events',
         channel: { $ref: '#/channels/status' },
         messages: [{ $ref: '#/channels/status/messages/statusEvent' }],
+      },
+      writeFinalStatusEvents: {
+        action: 'send',
+        title: 'ferry writes one final status event per message sent',
+        channel: { $ref: '#/channels/finalStatus' },
+        messages: [{ $ref: '#/channels/finalStatus/messages/finalStatusEvent' }],
       },
       writeDeadLetters: {
         action: 'send',
@@ -248,6 +303,18 @@ export function asyncApiDocument(version: string, examples: readonly CommandExam
             "The callback's `id` (the client's message id), else `msg_id`, else `request_id`.",
           ),
           examples: statusEventExamples,
+        },
+        finalStatusEvent: {
+          name: 'finalStatusEvent',
+          title: 'Final status event',
+          contentType: 'application/json',
+          // Written without headers today; the shared schema says a reader may expect none.
+          headers: schemaRef('outputHeaders'),
+          payload: schemaRef('finalStatusEvent'),
+          bindings: keyBinding(
+            "The command's `id`, else the message's `msg_id`, else its `request_id`.",
+          ),
+          examples: finalStatusEventExamples,
         },
         deadLetter: {
           name: 'deadLetter',

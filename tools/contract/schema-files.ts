@@ -18,6 +18,7 @@ import {
   unparsedCallbackHeadersSchema,
 } from '../../src/pipeline/headers-schema.ts';
 import { resultSchema } from '../../src/pipeline/result-schema.ts';
+import { finalStatusEventSchema } from '../../src/tracking/final-status-schema.ts';
 
 /**
  * The base of every schema's `$id`: an identifier, not an address the files are served from
@@ -78,6 +79,7 @@ export function schemaFiles(): SchemaFile[] {
     plain('command.headers.schema.json', 'commandHeaders', commandHeadersSchema),
     plain('result.schema.json', 'result', resultSchema),
     plain('status-event.schema.json', 'statusEvent', statusEventSchema()),
+    plain('final-status-event.schema.json', 'finalStatusEvent', finalStatusEventSchema()),
     plain('output.headers.schema.json', 'outputHeaders', outputHeadersSchema),
     plain('dead-letter.headers.schema.json', 'deadLetterHeaders', deadLetterHeadersSchema),
     plain(
