@@ -188,3 +188,29 @@ test('FERRY_EXPIRE_AFTER_MS takes message types (call/otp too) and *, and refuse
     /FERRY_TOPIC_COMMANDS_URGENT/,
   );
 });
+
+test('final status tracking is off by default; its bounds must leave room for a lookup', () => {
+  const defaults = readConfig(minimal);
+  assert.equal(defaults.FERRY_STATUS_TRACKING, false);
+  assert.equal(defaults.FERRY_TOPIC_TRACKING, 'ferry.tracking');
+  assert.equal(defaults.FERRY_TOPIC_STATUS_FINAL, 'ferry.status.final');
+  assert.equal(defaults.FERRY_STATUS_POLL_AFTER_MS, 600_000);
+  assert.equal(defaults.FERRY_STATUS_GIVE_UP_AFTER_MS, 172_800_000);
+  assert.ok(defaults.FERRY_STATUS_NOT_FINAL.includes('SENT'));
+  const on = readConfig({
+    ...minimal,
+    FERRY_STATUS_TRACKING: 'true',
+    FERRY_STATUS_NOT_FINAL: 'SENT, QUEUED',
+  });
+  assert.equal(on.FERRY_STATUS_TRACKING, true);
+  assert.deepEqual(on.FERRY_STATUS_NOT_FINAL, ['SENT', 'QUEUED']);
+  assert.throws(
+    () =>
+      readConfig({
+        ...minimal,
+        FERRY_STATUS_POLL_AFTER_MS: '600000',
+        FERRY_STATUS_GIVE_UP_AFTER_MS: '600000',
+      }),
+    /FERRY_STATUS_GIVE_UP_AFTER_MS/,
+  );
+});
