@@ -27,9 +27,9 @@ import {
   type FinalStatus,
   finalStatusRecord,
   fromCallback,
-  fromStatusRecord,
   givenUpStatus,
 } from './final-status.ts';
+import { pollStatuses } from './status-polls.ts';
 import {
   finalizedRecord,
   readTrackingRecord,
@@ -38,10 +38,10 @@ import {
 } from './tracking-records.ts';
 import { type TrackingLimits, TrackingState } from './tracking-state.ts';
 
-/** Messages asked about per partition per round at most; the rest wait for the next round. */
-const POLL_BATCH = 2_000;
 /** Wait after a round whose lookups could not be made (gate closed, gateway failing). */
 const POLL_FAILED_WAIT_MS = 30_000;
+/** How long a fenced partition waits for the rebalance that moves it before it is taken over again. */
+const FENCED_HOLD_MS = 15_000;
 /** kafkajs texts of the broker errors that mean another producer took the transactional id. */
 const FENCED = /old epoch|fenced|INVALID_PRODUCER_EPOCH|PRODUCER_FENCED/i;
 
@@ -79,6 +79,8 @@ interface PartitionTrack {
   ready: boolean;
   /** No lookups before this (ms since the epoch): the last ones could not be made. */
   lookupsPausedUntil: number;
+  /** Not taken over before this (ms since the epoch): another replica fenced this one. */
+  takeOverAfter: number;
 }
 
 export class StatusTracker {
@@ -131,6 +133,7 @@ export class StatusTracker {
     for (const track of [...this.#tracks.values()]) {
       if (this.#stopped || this.#tracks.get(track.partition) !== track) continue;
       try {
+        if (!track.ready && Date.now() < track.takeOverAfter) continue;
         if (!track.ready) await this.#takeOver(track);
         if (this.#tracks.get(track.partition) !== track) continue;
         await this.#readOn(track, nowMs);
@@ -138,12 +141,15 @@ export class StatusTracker {
       } catch (error: unknown) {
         const message = error instanceof Error ? error.message : String(error);
         if (FENCED.test(message)) {
+          // Another replica took the partition's tracking: it owns the partition now, and
+          // the rebalance will say so. Should this replica still hold it once the group has
+          // settled (it missed a generation and got the partition back), it takes over again.
           this.#log.info(
             { partition: track.partition },
             "tracking fenced by the partition's new owner",
           );
-          // Not tracked here again until a rebalance assigns it anew.
-          await this.#drop(track);
+          await this.#reset(track);
+          track.takeOverAfter = Date.now() + FENCED_HOLD_MS;
           continue;
         }
         // Whatever was written or not, reading the partition back from its start tells.
@@ -179,6 +185,7 @@ export class StatusTracker {
       producer: undefined,
       ready: false,
       lookupsPausedUntil: 0,
+      takeOverAfter: 0,
     };
   }
 
@@ -267,37 +274,17 @@ export class StatusTracker {
     nowMs: number,
   ): Promise<{ message: SentMessage; source: FinalSource; status: FinalStatus }[]> {
     if (messages.length === 0 || nowMs < track.lookupsPausedUntil) return [];
-    const asked = messages.slice(0, POLL_BATCH);
-    const targets: LookupTarget[] = asked.map((message) => ({
-      id: Number(message.id),
-      type: message.type as LookupTarget['type'],
-    }));
-    const { metrics, settings } = this.#options;
-    let answers: LookupAnswer[] | undefined;
-    try {
-      answers = await this.#options.lookUp(targets);
-    } catch {
-      answers = undefined;
-    }
-    if (!answers) {
-      metrics.statusPolls.inc({ outcome: 'failed' }, asked.length);
+    const { metrics, settings, lookUp } = this.#options;
+    const answers = await pollStatuses(messages, lookUp, settings.notFinal);
+    if (answers.kind === 'failed') {
+      metrics.statusPolls.inc({ outcome: 'failed' }, answers.asked);
       track.lookupsPausedUntil = nowMs + Math.min(POLL_FAILED_WAIT_MS, settings.pollAfterMs);
       return [];
     }
-    const finals: { message: SentMessage; source: FinalSource; status: FinalStatus }[] = [];
-    asked.forEach((message, index) => {
-      const answer = answers[index];
-      const status =
-        answer?.kind === 'sent' ? fromStatusRecord(answer.record, settings.notFinal) : undefined;
-      if (status) {
-        metrics.statusPolls.inc({ outcome: 'final' });
-        finals.push({ message, source: 'poll', status });
-      } else {
-        metrics.statusPolls.inc({ outcome: 'not_final' });
-        track.state.polled(message.key, nowMs);
-      }
-    });
-    return finals;
+    metrics.statusPolls.inc({ outcome: 'final' }, answers.finals.length);
+    metrics.statusPolls.inc({ outcome: 'not_final' }, answers.notFinal.length);
+    for (const message of answers.notFinal) track.state.polled(message.key, nowMs);
+    return answers.finals.map(({ message, status }) => ({ message, source: 'poll', status }));
   }
 
   async #reset(track: PartitionTrack): Promise<void> {
