@@ -121,3 +121,29 @@ test('copies: one result per record; one send with dedupe on, one per copy with 
     'command c1: duplicate with dedupe off',
   ]);
 });
+
+test('final status: a message sent without a final event, with two, or a final event never sent is a violation', () => {
+  const finalEvent = (key: string, source = 'poll') => ({
+    topic: 'final-status',
+    key,
+    value: JSON.stringify({ id: key, source }),
+    transactionalId: 't',
+  });
+  const sent = [
+    result('c1', { id: 1001, success: true, stage: 'upstream', msg_id: 'm1' }),
+    result('c2', { success: false, stage: 'validation', error: 'bad' }),
+  ];
+  const tracked = (visible: OracleInput['visible']) =>
+    run({ visible, finalTopic: 'final-status', dedupe: true });
+  assert.deepEqual(checkRun(tracked([...sent, finalEvent('1001')])), []);
+  assert.deepEqual(checkRun(tracked(sent)), ['id 1001: sent, but no final status event']);
+  assert.deepEqual(checkRun(tracked([...sent, finalEvent('1001'), finalEvent('1001')])), [
+    'id 1001: 2 final status events for 1 message(s)',
+  ]);
+  assert.deepEqual(checkRun(tracked([...sent, finalEvent('1001'), finalEvent('1002')])), [
+    'id 1002: a final status event, but never sent',
+  ]);
+  assert.deepEqual(checkRun(tracked([...sent, finalEvent('1001', 'give_up')])), [
+    'id 1001: final status given up',
+  ]);
+});

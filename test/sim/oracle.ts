@@ -18,6 +18,75 @@ export interface OracleInput {
   readonly unfinished: readonly string[];
   /** Duplicate suppression was on: an id is carried out once whatever its copies. */
   readonly dedupe?: boolean;
+  /** Final status tracking was on: its final events are here. */
+  readonly finalTopic?: string;
+}
+
+/** What a committed result says about a message sent: its key, when it was one. */
+function sentMessageKey(record: VisibleRecord, resultsTopic: string): string | undefined {
+  if (record.topic !== resultsTopic || record.key === null) return undefined;
+  const result = JSON.parse(record.value ?? 'null') as Record<string, unknown> | null;
+  if (result?.success !== true || result.code === 'duplicate') return undefined;
+  return result.msg_id === undefined ? undefined : String(result.id);
+}
+
+/** The final events, by command id. */
+function finalsById(visible: readonly VisibleRecord[], finalTopic: string) {
+  const finals = new Map<string, Record<string, unknown>[]>();
+  for (const record of visible) {
+    if (record.topic !== finalTopic || record.key === null) continue;
+    const event = JSON.parse(record.value ?? 'null') as Record<string, unknown>;
+    finals.set(record.key, [...(finals.get(record.key) ?? []), event]);
+  }
+  return finals;
+}
+
+/** Ids of messages sent (a committed success) that have no final event yet. */
+export function missingFinals(
+  visible: readonly VisibleRecord[],
+  resultsTopic = 'results',
+  finalTopic = 'final-status',
+): string[] {
+  const finals = finalsById(visible, finalTopic);
+  const missing = new Set<string>();
+  for (const record of visible) {
+    const id = sentMessageKey(record, resultsTopic);
+    if (id !== undefined && !finals.has(id)) missing.add(id);
+  }
+  return [...missing];
+}
+
+/**
+ * Final status rules: every message sent has a final event; no id has more final events
+ * than messages sent with it (with dedupe, one); none for an id never sent; none given up
+ * (the gateway always knows a final status here).
+ */
+function checkFinals(input: OracleInput, finalTopic: string): string[] {
+  const violations: string[] = [];
+  const finals = finalsById(input.visible, finalTopic);
+  const sentResults = new Map<string, number>();
+  for (const record of input.visible) {
+    const id = sentMessageKey(record, input.resultsTopic);
+    if (id !== undefined) sentResults.set(id, (sentResults.get(id) ?? 0) + 1);
+  }
+  for (const [id, results] of sentResults) {
+    const events = finals.get(id) ?? [];
+    // Without dedupe a copy is a command of its own: one the gateway already had is
+    // answered from the lookup (reconciled) and gets a final event of its own, one per
+    // result. With dedupe, copies are duplicates and the id has one message.
+    const allowed = input.dedupe ? 1 : results;
+    if (events.length === 0) violations.push(`id ${id}: sent, but no final status event`);
+    else if (events.length > Math.max(1, allowed)) {
+      violations.push(`id ${id}: ${events.length} final status events for ${allowed} message(s)`);
+    }
+    for (const event of events) {
+      if (event.source === 'give_up') violations.push(`id ${id}: final status given up`);
+    }
+  }
+  for (const id of finals.keys()) {
+    if (!sentResults.has(id)) violations.push(`id ${id}: a final status event, but never sent`);
+  }
+  return violations;
 }
 
 export function checkRun(input: OracleInput): string[] {
@@ -64,5 +133,6 @@ export function checkRun(input: OracleInput): string[] {
     if (!written.has(key)) violations.push(`a result for ${key}, which no command had`);
   }
   for (const partition of input.unfinished) violations.push(`partition not finished: ${partition}`);
+  if (input.finalTopic !== undefined) violations.push(...checkFinals(input, input.finalTopic));
   return violations;
 }

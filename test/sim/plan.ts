@@ -3,6 +3,7 @@
  * of the replicas, the commands, and the faults with their moments. A scenario (a known
  * race) fixes some of it; the rest still comes from the seed.
  */
+import type { CallbackFaults } from './sim-callbacks.ts';
 import type { GatewayFaults } from './sim-gateway.ts';
 import type { PortFaults } from './sim-kafka-port.ts';
 import { SimRandom } from './sim-random.ts';
@@ -54,6 +55,14 @@ export interface Plan {
   readonly copyRate: number;
   /** Duplicate suppression on (FERRY_DEDUPE): each id is then carried out once at most. */
   readonly dedupe: boolean;
+  /** Final status tracking on (FERRY_STATUS_TRACKING), with its callbacks' faults; absent: off. */
+  readonly tracking?: TrackingPlan | undefined;
+}
+
+export interface TrackingPlan {
+  readonly pollAfterMs: number;
+  readonly followMs: number;
+  readonly callbacks: CallbackFaults;
 }
 
 export function planRun(seed: number, overrides: Partial<Plan> = {}): Plan {
@@ -112,6 +121,18 @@ export function planRun(seed: number, overrides: Partial<Plan> = {}): Plan {
     healAtMs,
     copyRate: r.pick([0, 0.1, 0.3]),
     dedupe: r.chance(0.8),
+    // Drawn last, so every other choice of a seed is what it was before tracking existed.
+    tracking: r.chance(0.5)
+      ? {
+          pollAfterMs: r.pick([1_000, 3_000]),
+          followMs: r.pick([100, 500]),
+          callbacks: {
+            dropRate: r.pick([0, 0.3, 1]),
+            duplicateRate: r.pick([0, 0.3]),
+            maxDelayMs: r.pick([0, 500, 4_000]),
+          },
+        }
+      : undefined,
     ...overrides,
   };
 }

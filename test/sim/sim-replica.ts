@@ -9,6 +9,7 @@ import { createLogger, type LogLevel } from '../../src/observability/logger.ts';
 import type { FerryMetrics } from '../../src/observability/metrics.ts';
 import type { DedupeSettings } from '../../src/pipeline/dedupe.ts';
 import { Pipeline } from '../../src/pipeline/pipeline.ts';
+import type { TrackingSettings } from '../../src/tracking/status-tracker.ts';
 import { GatewayClient } from '../../src/upstream/gateway-client.ts';
 import { ReplicaLink } from './replica-link.ts';
 import type { SimBroker } from './sim-broker.ts';
@@ -36,6 +37,8 @@ export interface ReplicaWorld {
   readonly logLevel: LogLevel;
   /** Duplicate suppression's settings, when the plan has it on. */
   readonly dedupe: DedupeSettings | undefined;
+  /** Final status tracking's settings, when the plan has it on. */
+  readonly tracking: TrackingSettings | undefined;
   /** Where the replicas' log lines go (one JSON object per line). */
   readonly log: (line: string) => void;
 }
@@ -45,6 +48,8 @@ const START_MS = Date.UTC(2026, 0, 1);
 
 export const TOPICS = { commands: 'commands', results: 'results', dlq: 'dead-letters' } as const;
 export const DEDUPE_TOPIC = 'dedupe';
+export const TRACKING_TOPIC = 'tracking';
+export const FINAL_TOPIC = 'final-status';
 
 export class SimReplica {
   readonly name: string;
@@ -78,6 +83,7 @@ export class SimReplica {
       groupId: 'ferry-sim',
       topics: TOPICS,
       dedupe: world.dedupe,
+      tracking: world.tracking,
       defaultTransport: 'sync',
       transactionalIdPrefix: 'ferry-sim',
       batchMaxOps: s.batchMaxOps,

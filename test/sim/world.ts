@@ -9,14 +9,22 @@
 
 import type { LogLevel } from '../../src/observability/logger.ts';
 import type { FerryMetrics } from '../../src/observability/metrics.ts';
-import { checkRun } from './oracle.ts';
+import { checkRun, missingFinals } from './oracle.ts';
 import type { Fault, Plan } from './plan.ts';
 import { SimBroker } from './sim-broker.ts';
+import { SimCallbacks } from './sim-callbacks.ts';
 import { SimGateway } from './sim-gateway.ts';
 import { SimGroup } from './sim-group.ts';
 import type { PortFaults } from './sim-kafka-port.ts';
 import { SimRandom } from './sim-random.ts';
-import { DEDUPE_TOPIC, type ReplicaWorld, SimReplica, TOPICS } from './sim-replica.ts';
+import {
+  DEDUPE_TOPIC,
+  FINAL_TOPIC,
+  type ReplicaWorld,
+  SimReplica,
+  TOPICS,
+  TRACKING_TOPIC,
+} from './sim-replica.ts';
 import { VirtualClock } from './virtual-clock.ts';
 
 export interface RunOutcome {
@@ -73,7 +81,23 @@ async function simulate(
     dedupe: plan.dedupe
       ? { topic: DEDUPE_TOPIC, windowMs: 86_400_000, maxIds: 100_000 }
       : undefined,
+    tracking: plan.tracking
+      ? {
+          topic: TRACKING_TOPIC,
+          finalTopic: FINAL_TOPIC,
+          followMs: plan.tracking.followMs,
+          pollAfterMs: plan.tracking.pollAfterMs,
+          // Past the run's end: a give-up is a message the gateway knew and ferry lost.
+          giveUpAfterMs: 3_600_000,
+          orphanAfterMs: plan.tracking.pollAfterMs,
+          notFinal: new Set(['SENT']),
+        }
+      : undefined,
   };
+  const callbacks = plan.tracking
+    ? new SimCallbacks(broker, gateway, random.fork(), TRACKING_TOPIC, plan.tracking.callbacks)
+    : undefined;
+  callbacks?.start();
   const slots: SimReplica[] = [];
   let starts = 0;
   const spawn = (slot: number) => {
@@ -115,6 +139,7 @@ async function simulate(
             JSON.stringify({ sim: 'write', key, partition, offset, valid, atMs: clock.elapsedMs }),
           );
           commands.push({ key, id, valid });
+          callbacks?.commandWritten(id, partition);
         },
         random.int(0, plan.produceWindowMs),
       );
@@ -171,7 +196,10 @@ async function simulate(
     }
     return out;
   };
-  const finished = () => healed && commands.length === records && unfinished().length === 0;
+  // With tracking, a run is finished once every message sent also has its final event.
+  const finalized = () => !plan.tracking || missingFinals(broker.visible).length === 0;
+  const finished = () =>
+    healed && commands.length === records && unfinished().length === 0 && finalized();
   await clock.runUntil(finished, plan.healAtMs + FINISH_WITHIN_MS);
   const finishedAtMs = finished() ? clock.elapsedMs : undefined;
   const alive = slots.filter((replica) => replica?.alive);
@@ -180,6 +208,7 @@ async function simulate(
   for (const stop of stops) void stop.then(() => (stopped += 1));
   await clock.runUntil(() => stopped === stops.length, 60_000);
   group.stop();
+  callbacks?.stop();
   const violations = checkRun({
     commands,
     visible: broker.visible,
@@ -187,6 +216,7 @@ async function simulate(
     sendsById: gateway.gateway.ledger.sendsById(),
     dedupe: plan.dedupe,
     unfinished: finishedAtMs === undefined ? unfinished() : [],
+    ...(plan.tracking ? { finalTopic: FINAL_TOPIC } : {}),
   });
   if (stopped !== stops.length) violations.push('a replica did not stop within 60 s');
   for (const replica of slots) {
