@@ -44,6 +44,7 @@ export function trackingOf(config: Config, urgent: boolean): TrackingSettings | 
     // a poll interval is a repeat of a finalized message (and the poll covers a mistake).
     orphanAfterMs: config.FERRY_STATUS_POLL_AFTER_MS,
     notFinal: new Set(config.FERRY_STATUS_NOT_FINAL.map((status) => status.toUpperCase())),
+    maxPending: config.FERRY_STATUS_MAX_PENDING,
   };
 }
 

@@ -265,6 +265,11 @@ export const variables = {
   FERRY_STATUS_GIVE_UP_AFTER_MS: v(integer(10_000, 30 * 86_400_000), 172_800_000),
   /** How often each owned partition's new tracking records are read. */
   FERRY_STATUS_FOLLOW_MS: v(integer(100, 60_000), 1_000),
+  /**
+   * Messages awaiting their final status per replica and lane at most (about 260 bytes of
+   * heap each): at the bound, fetching pauses until final statuses bring it down.
+   */
+  FERRY_STATUS_MAX_PENDING: v(integer(1_000, 100_000_000), 100_000),
   /** Statuses a lookup may answer that are not final: the message is asked again later. */
   FERRY_STATUS_NOT_FINAL: v(list, [
     'SENT',

@@ -38,7 +38,7 @@ export type HttpPortLabel = 'http' | 'ops';
 /** Why a connection was closed at accept: its client held its share, or the port held its cap. */
 export type ConnectionRefusalReason = 'per_client' | 'global';
 /** Why consumption is paused. */
-export type PauseReason = 'operator' | 'access_denied' | 'backpressure' | 'draining';
+export type PauseReason = 'operator' | 'access_denied' | 'backpressure' | 'draining' | 'tracking';
 /** Which Kafka client reported an error. */
 export type KafkaClientLabel = 'consumer' | 'producer' | 'admin';
 
@@ -76,6 +76,7 @@ export const pauseReasons: readonly PauseReason[] = [
   'access_denied',
   'backpressure',
   'draining',
+  'tracking',
 ];
 
 /** Every metric ferry exports besides the default process/Node ones (duplicate suppression's in dedupe-metrics.ts, final status tracking's in tracking-metrics.ts). */

@@ -35,6 +35,8 @@ export class FetchControl {
   readonly budget: InFlightBudget;
   /** Whether fetching was on at the last sync, so that only changes are logged. */
   #fetching = true;
+  /** Too many messages await their final status: fetching pauses until finals bring it down. */
+  #trackingFull = false;
   #lastError: string | undefined;
   #accessDeniedTimer: NodeJS.Timeout | undefined;
 
@@ -54,7 +56,29 @@ export class FetchControl {
 
   /** Whether fetching should be paused now (by the mode or the budget). */
   get held(): boolean {
-    return !this.mode.fetching || this.budget.exhausted;
+    return !this.mode.fetching || this.budget.exhausted || this.#trackingFull;
+  }
+
+  /**
+   * Final status tracking holds as many messages as it may: fetching pauses (nothing new
+   * is sent, so nothing new waits) until final statuses bring the count down.
+   */
+  trackingFull(full: boolean): void {
+    if (full === this.#trackingFull) return;
+    this.#trackingFull = full;
+    this.#options.metrics.consumptionPaused.set({ reason: 'tracking' }, full ? 1 : 0);
+    const consumer = this.#options.consumer();
+    if (full) {
+      this.#log.warn(
+        'too many messages await their final status: fetching paused until final statuses come',
+      );
+      consumer?.pause();
+    } else {
+      this.#log.info('messages awaiting their final status are below the bound again');
+      if (this.mode.fetching && !this.budget.exhausted && this.#options.running()) {
+        consumer?.resume();
+      }
+    }
   }
 
   setDesired(desired: DesiredConsumption): void {
@@ -94,7 +118,7 @@ export class FetchControl {
       consumer?.pause();
     } else if (transition === 'resume') {
       this.#options.metrics.consumptionPaused.set({ reason: 'backpressure' }, 0);
-      if (this.mode.fetching && this.#options.running()) consumer?.resume();
+      if (this.mode.fetching && !this.#trackingFull && this.#options.running()) consumer?.resume();
     }
   }
 
@@ -113,7 +137,9 @@ export class FetchControl {
     if (!reasons.includes('access_denied')) metrics.accessDenied.set(0);
     const fetching = this.mode.fetching;
     if (!fetching) consumer?.pause();
-    else if (!this.budget.exhausted && this.#options.running()) consumer?.resume();
+    else if (!this.budget.exhausted && !this.#trackingFull && this.#options.running()) {
+      consumer?.resume();
+    }
     if (fetching !== this.#fetching) {
       this.#fetching = fetching;
       if (fetching) this.#log.info('consumption resumed');

@@ -197,6 +197,7 @@ export class Pipeline implements PipelineControl {
           lookUp: (targets) => this.#dispatcher.lookUp(targets),
           logger: this.#log,
           metrics: options.metrics,
+          onFull: (full) => this.#fetch.trackingFull(full),
         })
       : undefined;
     this.#stallWatch = new StallWatch({

@@ -54,6 +54,11 @@ export interface TrackingSettings extends TrackingLimits {
   readonly followMs: number;
   /** Upper-case statuses a lookup may answer that are not final (the message is asked again later). */
   readonly notFinal: ReadonlySet<string>;
+  /**
+   * Messages awaiting their final status on this replica (this lane) at most: at the bound,
+   * `onFull(true)` (the pipeline stops fetching); below 90 % of it again, `onFull(false)`.
+   */
+  readonly maxPending: number;
 }
 
 export interface StatusTrackerOptions {
@@ -67,6 +72,8 @@ export interface StatusTrackerOptions {
   readonly lookUp: (targets: readonly LookupTarget[]) => Promise<LookupAnswer[] | undefined>;
   readonly logger: Logger;
   readonly metrics: FerryMetrics;
+  /** Told when the messages awaiting a final status reach `maxPending`, and when they fall below 90 % of it. */
+  readonly onFull?: ((full: boolean) => void) | undefined;
 }
 
 /** One owned partition's tracking: not ready until its producer is initialised and its records read. */
@@ -91,6 +98,7 @@ export class StatusTracker {
   #timer: NodeJS.Timeout | undefined;
   #round: Promise<void> | undefined;
   #stopped = false;
+  #full = false;
 
   constructor(options: StatusTrackerOptions) {
     this.#options = options;
@@ -164,6 +172,17 @@ export class StatusTracker {
         track.state.pending,
       );
     }
+    this.#checkBound();
+  }
+
+  /** Holds fetching while too many messages await their final status. */
+  #checkBound(): void {
+    const { maxPending } = this.#options.settings;
+    const pending = this.pending;
+    const full = this.#full ? pending >= maxPending * 0.9 : pending >= maxPending;
+    if (full === this.#full) return;
+    this.#full = full;
+    this.#options.onFull?.(full);
   }
 
   #schedule(): void {

@@ -98,3 +98,50 @@ test('callbacks dropped, doubled and late: every message sent gets exactly one f
   assert.ok((sources.get('callback') ?? 0) >= 1, JSON.stringify([...sources]));
   assert.equal(sources.get('give_up'), undefined);
 });
+
+test('at FERRY_STATUS_MAX_PENDING messages awaiting a final status, fetching pauses until lookups finalize them', async (t) => {
+  const emulator = await startEmulator(t, { knobs: { callbackDelayMs: 50, callbackDropRate: 1 } });
+  const ferry = await startFerry(t, emulator, {
+    FERRY_STATUS_TRACKING: 'true',
+    FERRY_STATUS_MAX_PENDING: '1000',
+    FERRY_STATUS_POLL_AFTER_MS: '3000',
+    FERRY_STATUS_GIVE_UP_AFTER_MS: '120000',
+    FERRY_STATUS_FOLLOW_MS: '200',
+    FERRY_BATCH_MAX_OPS: '100',
+    // The bound is seen once the sent messages' records are read back: what is already in
+    // flight then still goes out. A small in-flight budget keeps that overshoot small.
+    FERRY_MAX_COMMANDS_IN_FLIGHT: '200',
+  });
+  const { topics } = ferry;
+  const ids = Array.from({ length: 8_000 }, (_, index) => 20_000 + index);
+  await produce(
+    t,
+    ids.map((id) => command(topics.commands, smsOperation(id))),
+  );
+  const pausedForTracking = async () =>
+    (await ferry.metrics.consumptionPaused.get()).values.find(
+      (v) => v.labels.reason === 'tracking' && v.labels.lane === undefined,
+    )?.value;
+  await eventually(
+    'fetching paused for tracking',
+    async () => ((await pausedForTracking()) === 1 ? true : undefined),
+    30_000,
+  );
+  // While paused, what was not fetched waits. The bound is checked once per follow round,
+  // on records already read back: the sends of about a second more still go out.
+  const sentWhilePaused = Object.keys(emulator.stats().sendsById).length;
+  assert.ok(sentWhilePaused < 6_000, `${sentWhilePaused} of ${ids.length} sent while paused`);
+  // Lookups finalize the first ones; fetching resumes and every command ends with one final event.
+  await readRecords(t, topics.results, ids.length, { timeoutMs: 90_000 });
+  const finals = await eventually(
+    'a final status event for every message',
+    async () => {
+      const events = await finalEvents(`${topics.status}.final`);
+      return events.size >= ids.length ? events : undefined;
+    },
+    90_000,
+  );
+  assert.ok([...finals.values()].every((events) => events.length === 1));
+  assert.ok([...finals.values()].every((events) => events[0]?.source === 'poll'));
+  assert.equal(await pausedForTracking(), 0);
+});

@@ -91,6 +91,7 @@ async function simulate(
           giveUpAfterMs: 3_600_000,
           orphanAfterMs: plan.tracking.pollAfterMs,
           notFinal: new Set(['SENT']),
+          maxPending: 1_000_000,
         }
       : undefined,
   };
