@@ -25,6 +25,8 @@ const defaults = {
   FERRY_TOPIC_CONTROL: 'ferry.control',
   FERRY_TOPIC_DEDUPE: 'ferry.dedupe',
   FERRY_TOPIC_COMMANDS_URGENT: 'ferry.commands.urgent',
+  FERRY_TOPIC_TRACKING: 'ferry.tracking',
+  FERRY_TOPIC_STATUS_FINAL: 'ferry.status.final',
   FERRY_KAFKA_GROUP: 'ferry',
   FERRY_KAFKA_CLIENT_ID: 'ferry',
 };
