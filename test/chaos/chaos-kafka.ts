@@ -1,13 +1,14 @@
 /**
  * The chaos run's own Kafka access (kafkajs directly, as tools/kafka does): topic
- * set-up, producing the planned records, the group's lag, and reading a topic back
- * at read_committed to count what ferry committed.
+ * set-up, producing the planned records, the group's lag, reading a topic back
+ * at read_committed to count what ferry committed, and waiting for final statuses.
  */
 import { type Admin, Kafka, logLevel, type Producer } from 'kafkajs';
 import { PartitionAssigner, sendAcknowledged } from '../../src/kafka/acknowledged-send.ts';
 import { registerCompressionCodecs } from '../../src/kafka/compression.ts';
 import { createTopicsAndWait } from '../../src/kafka/topic-leaders.ts';
 import type { PlannedRecord } from './command-mix.ts';
+import { finalStatusMessageKey, messagesSent, recordValue } from './verify-run.ts';
 
 function client(brokers: string, clientId: string): Kafka {
   return new Kafka({
@@ -268,4 +269,61 @@ export async function readTopic(
     await consumer.disconnect().catch(() => undefined);
   }
   return [...records];
+}
+
+/**
+ * With final status tracking, while the replicas still run: reads the results (until
+ * `resultKeys` distinct keys), then the final status topic until every message they say
+ * was sent and ferry can look up has its event, or until `timeoutMs` from the call.
+ * Returns when the last came (undefined: some never did) and how many events were read,
+ * so a reading after the replicas stopped knows how many to wait for.
+ */
+export async function awaitFinalStatuses(
+  brokers: string,
+  topics: { readonly results: string; readonly final: string },
+  resultKeys: number,
+  timeoutMs: number,
+  log: (line: string) => void,
+): Promise<{ completedAt: number | undefined; events: number }> {
+  const deadline = Date.now() + timeoutMs;
+  const results = await readTopic(
+    brokers,
+    topics.results,
+    (records) => new Set(records.map((r) => r.key)).size >= resultKeys,
+    { timeoutMs: Math.min(60_000, timeoutMs), settleMs: 0 },
+  ).catch(() =>
+    readTopic(brokers, topics.results, () => true, { timeoutMs: 5_000, settleMs: 5_000 }),
+  );
+  const awaited = new Set(
+    messagesSent(results)
+      .filter((m) => m.lookedUp)
+      .map((m) => m.messageKey),
+  );
+  const total = awaited.size;
+  let events = 0;
+  let lastLog = Date.now();
+  let completedAt: number | undefined;
+  await readTopic(
+    brokers,
+    topics.final,
+    (records) => {
+      for (; events < records.length; events += 1) {
+        const key = finalStatusMessageKey(recordValue(records[events] as ReadBack));
+        if (key !== undefined) awaited.delete(key);
+      }
+      if (Date.now() - lastLog > 10_000) {
+        lastLog = Date.now();
+        log(`final statuses: ${total - awaited.size} of ${total} messages sent`);
+      }
+      if (awaited.size === 0) completedAt ??= Date.now();
+      return awaited.size === 0;
+    },
+    { timeoutMs: Math.max(1_000, deadline - Date.now()), settleMs: 0 },
+  ).catch(() => undefined);
+  log(
+    completedAt === undefined
+      ? `final statuses: ${awaited.size} of ${total} messages sent still without their event after ${timeoutMs} ms`
+      : `final statuses: all ${total} messages sent have their event`,
+  );
+  return { completedAt, events };
 }

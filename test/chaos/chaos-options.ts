@@ -30,6 +30,7 @@ export const fullRunDefaults: Omit<ChaosOptions, 'log' | 'seed'> = {
   drainTimeoutMs: 180_000,
   brokerHeapMb: 512,
   keepLogsDir: tmpdir(),
+  statusTracking: true,
 };
 
 /** Hard limit of a whole run, set-up and clean-up included. */

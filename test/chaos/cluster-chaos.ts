@@ -4,8 +4,8 @@
  * replicas, a bounded stream of commands, and mid-stream `kill -9` of the node that
  * leads the commands topic's partitions, then of the node leading the results
  * topic's, then of the group's coordinator; each is started again and caught up
- * before the next. The same checks as the single-broker run (verify-run.ts), and no
- * replica may exit: losing one node of three is not an outage.
+ * before the next. The same checks as the single-broker run (verify-run.ts), final
+ * status events included, and no replica may exit: losing one node of three is not an outage.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,11 +15,19 @@ import { createEmulator, type Emulator } from '../../src/emulator/index.ts';
 import { KafkaCluster } from '../../tools/kafka/cluster.ts';
 import { FIXTURE_RCS_SENDER, FIXTURE_SENDER } from '../fixtures/operations.ts';
 import { loopbackEnv } from '../helpers/ferry.ts';
-import { createTopics, groupLag, PlannedProducer, readTopic, recordKeys } from './chaos-kafka.ts';
+import {
+  awaitFinalStatuses,
+  createTopics,
+  groupLag,
+  PlannedProducer,
+  readTopic,
+  recordKeys,
+} from './chaos-kafka.ts';
 import { buildCommandMix } from './command-mix.ts';
 import { killOnExit, ReplicaSet } from './ferry-replicas.ts';
 import { keepRunFiles } from './kept-logs.ts';
 import { killLeaders, type LeaderKill } from './leader-kills.ts';
+import { FINAL_STATUS_WAIT_MS } from './run-chaos.ts';
 import { createSeededRandom } from './seeded-random.ts';
 import { type ChaosFigures, verifyRun } from './verify-run.ts';
 
@@ -115,28 +123,30 @@ export async function runClusterChaos(options: ClusterChaosOptions): Promise<Clu
     ];
 
     const plan = buildCommandMix(options.commands, random);
-    replicas = new ReplicaSet({
-      logDir: dir,
-      env: {
-        ...loopbackEnv({
-          brokers,
-          group,
-          clientId: 'cluster',
-          topics,
-          gatewayUrl: emulator.url,
-          apiKey: API_KEY,
-        }),
-        FERRY_TOPIC_PARTITIONS: String(options.partitions),
-        FERRY_TOPIC_REPLICATION_FACTOR: String(REPLICATION_FACTOR),
-        FERRY_BATCH_MAX_OPS: '50',
-        FERRY_BATCH_LINGER_MS: '20',
-        FERRY_CONCURRENCY: '8',
-        FERRY_REQUEST_TIMEOUT_MS: '2000',
-        FERRY_SHUTDOWN_GRACE_MS: '5000',
-        FERRY_KAFKA_SESSION_TIMEOUT_MS: '10000',
-        FERRY_LOG_LEVEL: 'info',
-      },
-    });
+    const env: Record<string, string> = {
+      ...loopbackEnv({
+        brokers,
+        group,
+        clientId: 'cluster',
+        topics,
+        gatewayUrl: emulator.url,
+        apiKey: API_KEY,
+      }),
+      FERRY_TOPIC_PARTITIONS: String(options.partitions),
+      FERRY_TOPIC_REPLICATION_FACTOR: String(REPLICATION_FACTOR),
+      FERRY_BATCH_MAX_OPS: '50',
+      FERRY_BATCH_LINGER_MS: '20',
+      FERRY_CONCURRENCY: '8',
+      FERRY_REQUEST_TIMEOUT_MS: '2000',
+      FERRY_SHUTDOWN_GRACE_MS: '5000',
+      FERRY_KAFKA_SESSION_TIMEOUT_MS: '10000',
+      FERRY_LOG_LEVEL: 'info',
+      // Final status tracking, looked up 2 s after a send (no callbacks here), as in the fault run.
+      FERRY_STATUS_TRACKING: 'true',
+      FERRY_STATUS_POLL_AFTER_MS: '2000',
+    };
+    const finalTopic = env.FERRY_TOPIC_STATUS_FINAL as string;
+    replicas = new ReplicaSet({ logDir: dir, env });
     for (let i = 1; i <= options.replicas; i += 1) replicas.add(`replica-${i}`);
 
     producer = new PlannedProducer(brokers);
@@ -191,6 +201,13 @@ export async function runClusterChaos(options: ClusterChaosOptions): Promise<Clu
       await wait(250);
     }
     log(drainedAt === undefined ? `the lag did not drain: ${lastLag}` : 'lag drained');
+    const tracked = await awaitFinalStatuses(
+      brokers,
+      { results: topics.results, final: finalTopic },
+      plan.length,
+      drainedAt === undefined ? 10_000 : FINAL_STATUS_WAIT_MS,
+      log,
+    );
     await replicas.stopAll(10_000);
 
     const results = await readTopic(
@@ -205,6 +222,14 @@ export async function runClusterChaos(options: ClusterChaosOptions): Promise<Clu
       timeoutMs: 10_000,
       settleMs: 2_000,
     });
+    const finalStatuses = await readTopic(
+      brokers,
+      finalTopic,
+      (records) => records.length >= tracked.events,
+      { timeoutMs: 30_000, settleMs: 3_000 },
+    ).catch(() =>
+      readTopic(brokers, finalTopic, () => true, { timeoutMs: 5_000, settleMs: 5_000 }),
+    );
     const stats = emulator.stats();
     const report = verifyRun({
       plan,
@@ -224,6 +249,10 @@ export async function runClusterChaos(options: ClusterChaosOptions): Promise<Clu
         (k) => `t=${(k.atMs / 1000).toFixed(1)}s kill -9 node ${k.node} (${k.target} leader)`,
       ),
       seed: options.seed,
+      finalStatuses,
+      ...(tracked.completedAt !== undefined && drainedAt !== undefined
+        ? { finalStatusWaitMs: tracked.completedAt - drainedAt }
+        : {}),
     });
     const violations = [...report.violations];
     if (replicationFactors.length !== 1 || replicationFactors[0] !== REPLICATION_FACTOR)

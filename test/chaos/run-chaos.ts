@@ -3,8 +3,9 @@
  * temporary folder, the gateway emulator in-process with fault knobs, ferry replicas
  * as child processes in one group; commands and bad input produced over a window
  * while replicas are killed with SIGKILL, the broker restarts once and a replica is
- * added; then it waits for the group's lag to drain, reads back what ferry
- * committed, and checks exactly-once. Everything it started is stopped and removed.
+ * added; then it waits for the group's lag to drain (and, with final status tracking,
+ * for the final status events), reads back what ferry committed, and checks
+ * exactly-once. Everything it started is stopped and removed.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,6 +17,7 @@ import { FIXTURE_RCS_SENDER, FIXTURE_SENDER } from '../fixtures/operations.ts';
 import { loopbackEnv } from '../helpers/ferry.ts';
 import { type BadInputOptions, buildBadInputs } from './bad-inputs.ts';
 import {
+  awaitFinalStatuses,
   createTopics,
   groupLag,
   PlannedProducer,
@@ -32,6 +34,8 @@ import { createSeededRandom, type SeededRandom } from './seeded-random.ts';
 import { type ChaosFigures, verifyRun } from './verify-run.ts';
 
 const API_KEY = 'chaos-api-key-0123456789';
+/** Longest wait after the drain for the final status events (lookups that fail are tried again within 30 s). */
+export const FINAL_STATUS_WAIT_MS = 120_000;
 
 export interface ChaosOptions {
   /** Well-formed commands produced. */
@@ -63,6 +67,11 @@ export interface ChaosOptions {
   readonly drainTimeoutMs: number;
   /** Heap of the broker JVM. */
   readonly brokerHeapMb: number;
+  /**
+   * FERRY_STATUS_TRACKING on, with lookups 2 s after a send (no callbacks here): the run
+   * waits up to FINAL_STATUS_WAIT_MS after the drain for every final event, then checks them.
+   */
+  readonly statusTracking?: boolean;
   /** Extra FERRY_* variables for every replica. */
   readonly ferryEnv?: Readonly<Record<string, string>>;
   /** Where replica and broker logs are copied when the run fails (none: not kept). */
@@ -225,32 +234,36 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       );
     }
 
-    replicas = new ReplicaSet({
-      logDir: dir,
-      env: {
-        ...loopbackEnv({
-          brokers,
-          group,
-          clientId: 'chaos',
-          topics,
-          gatewayUrl: emulator.url,
-          apiKey: API_KEY,
-        }),
-        FERRY_TOPIC_PARTITIONS: String(options.partitions),
-        FERRY_BATCH_MAX_OPS: '50',
-        FERRY_BATCH_LINGER_MS: '20',
-        FERRY_CONCURRENCY: '8',
-        FERRY_REQUEST_TIMEOUT_MS: String(options.requestTimeoutMs),
-        FERRY_MAX_ATTEMPTS: '8',
-        FERRY_RETRY_BASE_MS: '50',
-        FERRY_RETRY_MAX_MS: '1000',
-        FERRY_SHUTDOWN_GRACE_MS: '5000',
-        FERRY_KAFKA_SESSION_TIMEOUT_MS: '6000',
-        FERRY_KAFKA_MAX_BYTES_PER_PARTITION: String(64 * 1024),
-        FERRY_LOG_LEVEL: 'info',
-        ...options.ferryEnv,
-      },
-    });
+    const env: Record<string, string> = {
+      ...loopbackEnv({
+        brokers,
+        group,
+        clientId: 'chaos',
+        topics,
+        gatewayUrl: emulator.url,
+        apiKey: API_KEY,
+      }),
+      FERRY_TOPIC_PARTITIONS: String(options.partitions),
+      FERRY_BATCH_MAX_OPS: '50',
+      FERRY_BATCH_LINGER_MS: '20',
+      FERRY_CONCURRENCY: '8',
+      FERRY_REQUEST_TIMEOUT_MS: String(options.requestTimeoutMs),
+      FERRY_MAX_ATTEMPTS: '8',
+      FERRY_RETRY_BASE_MS: '50',
+      FERRY_RETRY_MAX_MS: '1000',
+      FERRY_SHUTDOWN_GRACE_MS: '5000',
+      FERRY_KAFKA_SESSION_TIMEOUT_MS: '6000',
+      FERRY_KAFKA_MAX_BYTES_PER_PARTITION: String(64 * 1024),
+      FERRY_LOG_LEVEL: 'info',
+      ...(options.statusTracking
+        ? { FERRY_STATUS_TRACKING: 'true', FERRY_STATUS_POLL_AFTER_MS: '2000' }
+        : {}),
+      ...options.ferryEnv,
+    };
+    // Final events are checked when the replicas track them (FERRY_TOPIC_STATUS_FINAL from loopbackEnv).
+    const finalTopic =
+      env.FERRY_STATUS_TRACKING === 'true' ? env.FERRY_TOPIC_STATUS_FINAL : undefined;
+    replicas = new ReplicaSet({ logDir: dir, env });
     const names = Array.from({ length: options.replicas }, (_, i) => `replica-${i + 1}`);
     for (const name of names) replicas.add(name);
 
@@ -354,9 +367,19 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       await saveReplicaMetrics(dir, replicas.names);
     } else log(`lag drained ${drainedAt - lastFaultAt} ms after the last fault`);
 
+    const plannedKeys = new Set(plan.map((r) => r.key));
+    // The replicas finalize what they sent while they run: wait for it (bounded) before stopping them.
+    const tracked = finalTopic
+      ? await awaitFinalStatuses(
+          brokers,
+          { results: topics.results, final: finalTopic },
+          plannedKeys.size,
+          drainedAt === undefined ? 10_000 : FINAL_STATUS_WAIT_MS,
+          log,
+        )
+      : undefined;
     await replicas.stopAll(10_000);
     const commandKeys = await recordKeys(brokers, topics.commands, plan.length);
-    const plannedKeys = new Set(plan.map((r) => r.key));
     const results = await readTopic(
       brokers,
       topics.results,
@@ -375,6 +398,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     ).catch(() =>
       readTopic(brokers, topics.dlq, () => true, { timeoutMs: 5_000, settleMs: 3_000 }),
     );
+    const finalStatuses = finalTopic
+      ? await readTopic(
+          brokers,
+          finalTopic,
+          (records) => records.length >= (tracked?.events ?? 0),
+          { timeoutMs: 30_000, settleMs: 3_000 },
+        ).catch(() =>
+          readTopic(brokers, finalTopic, () => true, { timeoutMs: 5_000, settleMs: 5_000 }),
+        )
+      : undefined;
     const stats = emulator.stats();
 
     const report = verifyRun({
@@ -393,6 +426,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       faults: faultLog,
       seed: options.seed,
       ...(oversize ? { oversize } : {}),
+      ...(finalStatuses ? { finalStatuses } : {}),
+      ...(tracked?.completedAt !== undefined && drainedAt !== undefined
+        ? { finalStatusWaitMs: tracked.completedAt - drainedAt }
+        : {}),
     });
     failed = report.violations.length > 0;
     const logsKeptIn =

@@ -161,3 +161,54 @@ test('with duplicate suppression on, a copy is answered duplicate and its id rea
   const sentAgain = verifyRun({ ...copied, sendsById: { '1': 2, '2': 1 } });
   assert.match(sentAgain.violations.join('\n'), /more than once: 1×2/);
 });
+
+test('with final status tracking, a message sent needs exactly one final event, none given up and none for a message never sent', () => {
+  const base = input({});
+  const sent = (id: string, msgId: string) =>
+    result(id, { id: Number(id), type: 'sms', success: true, stage: 'upstream', msg_id: msgId });
+  const final = (id: string, msgId: string, source = 'poll') =>
+    result(id, { id, msg_id: msgId, type: 'sms', status: 'DELIVERED', source });
+  const tracked = {
+    ...base,
+    results: [sent('1', 'm1'), sent('2', 'm2'), base.results[2] as ReadBack],
+    finalStatuses: [final('1', 'm1'), final('2', 'm2')],
+  };
+  const clean = verifyRun(tracked);
+  assert.deepEqual(clean.violations, []);
+  assert.equal(clean.figures.finalStatuses?.messagesSent, 2);
+  assert.deepEqual(clean.figures.finalStatuses?.bySource, { poll: 2 });
+  // Off: nothing is checked.
+  assert.equal(verifyRun(base).figures.finalStatuses, null);
+
+  const twiceAndMissing = verifyRun({
+    ...tracked,
+    finalStatuses: [final('1', 'm1'), final('1', 'm1', 'callback')],
+  });
+  assert.equal(twiceAndMissing.violations.length, 2, twiceAndMissing.violations.join('\n'));
+  assert.match(
+    twiceAndMissing.violations.join('\n'),
+    /1 messages sent have no final status event: 2/,
+  );
+  assert.match(
+    twiceAndMissing.violations.join('\n'),
+    /1 messages sent have more than one final status event: 1×2/,
+  );
+  assert.equal(twiceAndMissing.figures.finalStatuses?.missing, 1);
+  assert.equal(twiceAndMissing.figures.finalStatuses?.moreThanOne, 1);
+
+  const wrong = verifyRun({
+    ...tracked,
+    // Command 2 was a duplicate: its first was the message, it is not one of its own.
+    results: [
+      sent('1', 'm1'),
+      result('2', { id: 2, type: 'sms', success: false, stage: 'validation', code: 'duplicate' }),
+      base.results[2] as ReadBack,
+    ],
+    finalStatuses: [final('1', 'm1', 'give_up'), final('2', 'm2')],
+  });
+  assert.match(wrong.violations.join('\n'), /1 final status events given up: 1/);
+  assert.match(
+    wrong.violations.join('\n'),
+    /1 final status events for messages never sent successfully: 2/,
+  );
+});

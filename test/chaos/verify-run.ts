@@ -2,13 +2,16 @@
  * The checks of a chaos run, on what was read back from Kafka and what the emulator
  * accepted: one committed result per record, no send accepted twice for an id, no
  * success claimed for a send the gateway never got, a dead letter for each
- * unreadable record, and ferry never exiting on its own outside a broker outage.
+ * unreadable record, ferry never exiting on its own outside a broker outage, and, with
+ * final status tracking, one final status event per message sent.
  *
  * "Per record" means per record the commands topic holds, not per planned one: the
  * run's own producer (kafkajs, idempotent) has written a record twice after a leader
  * was killed, and ferry must then answer, and may send, each copy. A copy is counted and
  * reported; a planned record the topic lacks makes the run invalid (a violation).
  */
+import { messageOperationTypes, type OperationType } from '../../src/contract/operation-types.ts';
+import { isReconcilable } from '../../src/pipeline/send-intent.ts';
 import type { ReadBack } from './chaos-kafka.ts';
 import type { PlannedRecord } from './command-mix.ts';
 import type { UnexpectedExit } from './ferry-replicas.ts';
@@ -38,6 +41,28 @@ export interface VerifyInput {
    * command of its own.
    */
   readonly dedupe?: boolean;
+  /**
+   * The final status topic as read back when ferry ran with FERRY_STATUS_TRACKING
+   * (undefined: tracking was off, nothing is checked).
+   */
+  readonly finalStatuses?: readonly ReadBack[];
+  /** From a drained lag to the last message's final status event; undefined when not all came. */
+  readonly finalStatusWaitMs?: number;
+}
+
+/** Final status figures of a run with tracking. */
+export interface FinalStatusFigures {
+  /** Messages the results say were sent (a send or call/otp with a msg_id or request_id, not a duplicate). */
+  messagesSent: number;
+  /** Of those, without a numeric id: ferry cannot look them up, so without callbacks they wait for the give-up bound (48 h); 0 or 1 event. */
+  sentWithoutLookup: number;
+  events: number;
+  bySource: Record<string, number>;
+  missing: number;
+  moreThanOne: number;
+  forMessagesNeverSent: number;
+  givenUp: number;
+  waitMsAfterDrain: number | null;
 }
 
 /** The printed figures of a run. */
@@ -71,10 +96,146 @@ export interface ChaosFigures {
   drainMsAfterLastFault: number | null;
   drainMsAfterLastRecord: number | null;
   oversize: string;
+  /** null: the run had final status tracking off. */
+  finalStatuses: FinalStatusFigures | null;
 }
 
 /** A replica exiting on its own this long after the broker came back still counts as caused by the outage. */
 const OUTAGE_MARGIN_MS = 60_000;
+
+/** A record's value as a JSON object ({} when it is none, `unparsable` when it is not JSON). */
+export function recordValue(record: ReadBack): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(record.value?.toString('utf8') ?? 'null');
+    return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
+  } catch {
+    return { unparsable: true };
+  }
+}
+
+/** An id as ferry's tracking writes it (src/tracking/tracking-records.ts idText). */
+function idText(value: unknown): string | undefined {
+  if (typeof value === 'string' && value !== '') return value;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return undefined;
+}
+
+/**
+ * What ties a message to its final status event (a result and an event name both): the
+ * command's id with the gateway's async `request_id` (one per envelope, so the id too),
+ * else with its `msg_id` (one per message).
+ */
+export function finalStatusMessageKey(
+  value: Readonly<Record<string, unknown>>,
+): string | undefined {
+  const gatewayId = idText(value.request_id) ?? idText(value.msg_id);
+  return gatewayId === undefined ? undefined : `${idText(value.id) ?? ''} ${gatewayId}`;
+}
+
+/** A message ferry says it sent, which final status tracking must finalize. */
+export interface SentMessage {
+  readonly messageKey: string;
+  /** The command's id as its final event is keyed, for the report. */
+  readonly id: string;
+  /** A numeric id: ferry looks the message up FERRY_STATUS_POLL_AFTER_MS after the send. */
+  readonly lookedUp: boolean;
+}
+
+/**
+ * The messages the results say were sent, as ferry tracks them
+ * (src/tracking/sent-messages.ts): a successful send or call/otp with a msg_id or
+ * request_id, neither a `duplicate` (its first is the message) nor cut to the record limit.
+ */
+export function messagesSent(results: readonly ReadBack[]): SentMessage[] {
+  const sent: SentMessage[] = [];
+  for (const record of results) {
+    const result = recordValue(record);
+    const type = result.type as OperationType;
+    if (result.success !== true || result.code === 'duplicate' || result.truncated === true)
+      continue;
+    if (!messageOperationTypes.has(type)) continue;
+    const messageKey = finalStatusMessageKey(result);
+    if (messageKey === undefined) continue;
+    sent.push({
+      messageKey,
+      id: idText(result.id) ?? messageKey,
+      lookedUp: isReconcilable(type, result.id),
+    });
+  }
+  return sent;
+}
+
+/**
+ * README guarantee 6 without callbacks: every message sent that ferry can look up has
+ * exactly one final status event, none is given up, and no event names a message that
+ * was never sent successfully (so, with dedupe, no id has two). With dedupe off, ids
+ * reused share one tracking record: only the latest copy's message must have its event.
+ */
+function checkFinalStatuses(
+  input: VerifyInput,
+  finals: readonly ReadBack[],
+  violations: string[],
+): FinalStatusFigures {
+  const sent = messagesSent(input.results);
+  const events = new Map<string, Record<string, unknown>[]>();
+  const bySource: Record<string, number> = {};
+  const neverSent: string[] = [];
+  const givenUp: string[] = [];
+  const sentKeys = new Set(sent.map((m) => m.messageKey));
+  for (const record of finals) {
+    const event = recordValue(record);
+    const source = String(event.source);
+    bySource[source] = (bySource[source] ?? 0) + 1;
+    if (source === 'give_up') givenUp.push(record.key);
+    const messageKey = finalStatusMessageKey(event);
+    if (messageKey === undefined || !sentKeys.has(messageKey)) {
+      neverSent.push(record.key);
+      continue;
+    }
+    events.set(messageKey, [...(events.get(messageKey) ?? []), event]);
+  }
+  const latestOfId = new Map(sent.map((m) => [m.id, m.messageKey]));
+  // Without dedupe, a copy found at the gateway by a lookup is a message of its own with its
+  // first's msg_id and an event of its own; with dedupe, one event per message at most.
+  const copies = new Map<string, number>();
+  if (input.dedupe === false)
+    for (const m of sent) copies.set(m.messageKey, (copies.get(m.messageKey) ?? 0) + 1);
+  const missing: string[] = [];
+  const moreThanOne: string[] = [];
+  for (const message of sent) {
+    const count = events.get(message.messageKey)?.length ?? 0;
+    if (count > (copies.get(message.messageKey) ?? 1)) moreThanOne.push(`${message.id}×${count}`);
+    const required =
+      message.lookedUp &&
+      (input.dedupe !== false || latestOfId.get(message.id) === message.messageKey);
+    if (required && count === 0) missing.push(message.id);
+  }
+  if (missing.length > 0)
+    violations.push(
+      `${missing.length} messages sent have no final status event: ${sample(missing)}`,
+    );
+  if (moreThanOne.length > 0)
+    violations.push(
+      `${moreThanOne.length} messages sent have more than one final status event: ${sample(moreThanOne)}`,
+    );
+  if (neverSent.length > 0)
+    violations.push(
+      `${neverSent.length} final status events for messages never sent successfully: ${sample(neverSent)}`,
+    );
+  if (givenUp.length > 0)
+    violations.push(`${givenUp.length} final status events given up: ${sample(givenUp)}`);
+  return {
+    messagesSent: sent.length,
+    sentWithoutLookup: sent.filter((m) => !m.lookedUp).length,
+    events: finals.length,
+    bySource,
+    missing: missing.length,
+    moreThanOne: moreThanOne.length,
+    forMessagesNeverSent: neverSent.length,
+    givenUp: givenUp.length,
+    waitMsAfterDrain: input.finalStatusWaitMs ?? null,
+  };
+}
 
 export function verifyRun(input: VerifyInput): { figures: ChaosFigures; violations: string[] } {
   const violations: string[] = [];
@@ -84,12 +245,7 @@ export function verifyRun(input: VerifyInput): { figures: ChaosFigures; violatio
   const copiesOf = (key: string) => copies.get(key) ?? 0;
   const resultsByKey = new Map<string, Record<string, unknown>[]>();
   for (const record of input.results) {
-    let value: Record<string, unknown>;
-    try {
-      value = JSON.parse(record.value?.toString('utf8') ?? 'null') as Record<string, unknown>;
-    } catch {
-      value = { unparsable: true };
-    }
+    const value = recordValue(record);
     const list = resultsByKey.get(record.key) ?? [];
     list.push(value);
     resultsByKey.set(record.key, list);
@@ -216,6 +372,10 @@ export function verifyRun(input: VerifyInput): { figures: ChaosFigures; violatio
     );
   }
 
+  const finalStatuses = input.finalStatuses
+    ? checkFinalStatuses(input, input.finalStatuses, violations)
+    : null;
+
   const figures: ChaosFigures = {
     seed: input.seed,
     commandsProduced: input.plan.filter((r) => !r.key.startsWith('fuzz-')).length,
@@ -247,6 +407,7 @@ export function verifyRun(input: VerifyInput): { figures: ChaosFigures; violatio
     oversize: input.oversize
       ? `${input.oversize.bytes} bytes: ${input.oversize.accepted ? 'accepted' : `refused by the producer/broker (${input.oversize.error ?? ''})`}`
       : 'not tried',
+    finalStatuses,
   };
   return { figures, violations };
 }
