@@ -45,8 +45,8 @@ export interface PartitionRecord {
 
 /**
  * Hands every record of `topic`/`partition` from `from` up to (not including) `end` to
- * `onRecord`, in offset order. @returns the offset after the last one read (at least
- * `end`: what compaction removed is passed over). @throws kafkajs's error: a refusal at
+ * `onRecord`, in offset order. @returns `end` (what compaction removed is passed over;
+ * what lies at `end` and after is left for the next read). @throws kafkajs's error: a refusal at
  * once, anything else after DEADLINE_MS.
  */
 export async function readPartition(
@@ -201,8 +201,11 @@ async function readRange(
       if (offset < next || offset >= end) continue;
       onRecord({ offset, key: message.key, value: message.value });
     }
-    // An empty answer (compacted away, aborted, control records) still moves on.
-    next = Math.max(next, Number(batch.lastOffset()) + 1);
+    // An empty answer (compacted away, aborted, control records) still moves on, but never
+    // past `end`: records at `end` and after (a transaction that committed between the
+    // end's lookup and this fetch) were not handed over, and a reader that goes on from
+    // the returned offset must still get them.
+    next = Math.max(next, Math.min(end, Number(batch.lastOffset()) + 1));
   }
   return next;
 }

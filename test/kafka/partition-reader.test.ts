@@ -83,3 +83,32 @@ test('every committed record in the range, in order; aborted ones and markers pa
   );
   assert.deepEqual((await read(topic, end, end)).records, []);
 });
+
+test('a read up to an end stops there: records past it (committed after the end was taken) are left for the next read', async (t) => {
+  const topic = uniqueTopic('partition-reader-end');
+  const admin = kafka.admin();
+  await admin.connect();
+  t.after(() => admin.disconnect());
+  await createTopicsAndWait(admin, testBrokers(), [{ topic, numPartitions: 1 }]);
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  await producer.connect();
+  t.after(() => producer.disconnect());
+  await producer.send({
+    topic,
+    acks: -1,
+    messages: ['a', 'b', 'c', 'd', 'e'].map((key) => ({ key, value: key })),
+  });
+  // One fetch from 0 answers all five; the reader was asked for two.
+  const first = await read(topic, 0, 2);
+  assert.deepEqual(
+    first.records.map((r) => r.key),
+    ['a', 'b'],
+  );
+  assert.equal(first.next, 2, 'the next read begins at the end, not past what it fetched');
+  const rest = await read(topic, first.next, 5);
+  assert.deepEqual(
+    rest.records.map((r) => r.key),
+    ['c', 'd', 'e'],
+  );
+  assert.equal(rest.next, 5);
+});
