@@ -105,6 +105,9 @@ async function startFerry(s: SubjectStart, name = 'ferry'): Promise<StartedSubje
       FERRY_TOPIC_CONTROL: s.topics.control,
       // Each run's ids apart: a later run's command ids are not copies of an earlier run's.
       FERRY_TOPIC_DEDUPE: `${s.topics.commands}.dedupe`,
+      // The same for final status tracking (when an A/B turns it on): its own messages only.
+      FERRY_TOPIC_TRACKING: `${s.topics.commands}.tracking`,
+      FERRY_TOPIC_STATUS_FINAL: `${s.topics.status}.final`,
       FERRY_API_KEY: s.apiKey,
       FERRY_SYNC_BASE_URL: s.gatewayUrl,
       FERRY_HTTP_HOST: '127.0.0.1',

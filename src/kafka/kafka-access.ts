@@ -165,11 +165,17 @@ export class KafkaAccessCheck {
       const dedupeTopics = topics.dedupe
         ? [topics.dedupe.topic, ...(topics.urgent?.dedupe ? [topics.urgent.dedupe] : [])]
         : [];
-      for (const dedupe of dedupeTopics) {
-        // Read back at every takeover, without a group.
-        await step(`reading the dedupe topic ${dedupe}`, () => probeRead(this.#kafka, dedupe), {
+      const trackingTopics = topics.tracking
+        ? [topics.tracking.topic, ...(topics.tracking.urgent ? [topics.tracking.urgent] : [])]
+        : [];
+      for (const [kind, topic] of [
+        ...dedupeTopics.map((t) => ['dedupe', t] as const),
+        ...trackingTopics.map((t) => ['tracking', t] as const),
+      ]) {
+        // Read back at every takeover (and the tracking topics read on), without a group.
+        await step(`reading the ${kind} topic ${topic}`, () => probeRead(this.#kafka, topic), {
           resource: 'Topic',
-          name: dedupe,
+          name: topic,
           pattern: 'literal',
           operations: ['Read'],
         });
@@ -177,7 +183,14 @@ export class KafkaAccessCheck {
       await probeTopicWrites(
         this.#kafka,
         step,
-        [topics.results, topics.dlq, topics.commands, ...dedupeTopics].map((topic) => {
+        [
+          topics.results,
+          topics.dlq,
+          topics.commands,
+          ...dedupeTopics,
+          ...trackingTopics,
+          ...(topics.tracking ? [topics.tracking.final] : []),
+        ].map((topic) => {
           const bytes = maxMessageBytes.get(topic);
           return { topic, ...(bytes === undefined ? {} : { maxMessageBytes: bytes }) };
         }),
