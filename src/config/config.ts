@@ -266,7 +266,7 @@ export const variables = {
   /** How often each owned partition's new tracking records are read. */
   FERRY_STATUS_FOLLOW_MS: v(integer(100, 60_000), 1_000),
   /**
-   * Messages awaiting their final status per replica and lane at most (about 260 bytes of
+   * Messages awaiting their final status per replica and lane at most (about 224 bytes of
    * heap each): at the bound, fetching pauses until final statuses bring it down.
    */
   FERRY_STATUS_MAX_PENDING: v(integer(1_000, 100_000_000), 100_000),
