@@ -22,7 +22,8 @@ import {
 import { kcatWrite, untilResults } from '../helpers/dedupe-copies.ts';
 import { processEnv, startEmulator, testTopics } from '../helpers/ferry.ts';
 import { spawnFerry, waitForLog } from '../helpers/ferry-process.ts';
-import { eventually, kcatRead } from '../helpers/fleet.ts';
+import { finalEventsById as finalsById } from '../helpers/final-events.ts';
+import { eventually } from '../helpers/fleet.ts';
 
 const OUTAGE_MS = 30_000;
 const POLL_AFTER_MS = 5_000;
@@ -107,14 +108,3 @@ test('callbacks answered 503 during an outage, their receiver killed: every mess
   // final statuses came from lookups.
   for (const id of first) assert.equal(finals.get(String(id))?.[0]?.source, 'poll', `id ${id}`);
 });
-
-async function finalsById(
-  brokers: string,
-  topic: string,
-): Promise<Map<string, Record<string, unknown>[]>> {
-  const byId = new Map<string, Record<string, unknown>[]>();
-  for (const [key, value] of await kcatRead(brokers, topic)) {
-    byId.set(key, [...(byId.get(key) ?? []), JSON.parse(value) as Record<string, unknown>]);
-  }
-  return byId;
-}

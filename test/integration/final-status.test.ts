@@ -8,21 +8,14 @@ import { test } from 'node:test';
 import { freePort } from '../../tools/kafka/broker.ts';
 import { smsOperation } from '../fixtures/operations.ts';
 import { command, produce, readRecords, startEmulator, startFerry } from '../helpers/ferry.ts';
-import { eventually, kcatRead } from '../helpers/fleet.ts';
+import { finalEventsById } from '../helpers/final-events.ts';
+import { eventually } from '../helpers/fleet.ts';
 import { testBrokers } from '../helpers/kafka.ts';
 import { loadPublishedSchemas } from '../helpers/published-schemas.ts';
 
 const brokers = testBrokers().join(',');
 
-/** The final events of a topic, by command id, read with kcat (librdkafka, read_committed). */
-export async function finalEvents(topic: string): Promise<Map<string, Record<string, unknown>[]>> {
-  const byId = new Map<string, Record<string, unknown>[]>();
-  for (const [key, value] of await kcatRead(brokers, topic)) {
-    const event = JSON.parse(value) as Record<string, unknown>;
-    byId.set(key, [...(byId.get(key) ?? []), event]);
-  }
-  return byId;
-}
+const finalEvents = (topic: string) => finalEventsById(brokers, topic);
 
 test('callbacks dropped, doubled and late: every message sent gets exactly one final status event', async (t) => {
   const httpPort = await freePort();
