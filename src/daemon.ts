@@ -11,7 +11,7 @@ import { ControlTopic } from './kafka/control-topic.ts';
 import { DeadLetterReader } from './kafka/dead-letter-reader.ts';
 import { KafkaAccessCheck } from './kafka/kafka-access.ts';
 import { KafkaClient, type RecordProducer } from './kafka/kafka-client.ts';
-import { laneOptions, urgentDedupeTopicOf, urgentTrackingTopicOf } from './lane-options.ts';
+import { laneOptions, trackingTopicsOf, urgentDedupeTopicOf } from './lane-options.ts';
 import { type HealthSource, registerOpsRoutes } from './observability/health.ts';
 import { laneMetrics } from './observability/lane-metrics.ts';
 import type { Logger } from './observability/logger.ts';
@@ -167,14 +167,7 @@ export class Daemon implements HealthSource {
         token: config.FERRY_CALLBACK_TOKEN,
         metrics,
         logger,
-        tracking: config.FERRY_STATUS_TRACKING
-          ? {
-              bulk: config.FERRY_TOPIC_TRACKING,
-              urgent: config.FERRY_TOPIC_COMMANDS_URGENT
-                ? urgentTrackingTopicOf(config)
-                : undefined,
-            }
-          : undefined,
+        tracking: trackingTopicsOf(config),
       });
     }
     this.#deadLetters = new DeadLetterReader({
@@ -207,15 +200,7 @@ export class Daemon implements HealthSource {
               dedupe: config.FERRY_DEDUPE ? urgentDedupeTopicOf(config) : undefined,
             }
           : undefined,
-        tracking: config.FERRY_STATUS_TRACKING
-          ? {
-              topic: config.FERRY_TOPIC_TRACKING,
-              urgent: config.FERRY_TOPIC_COMMANDS_URGENT
-                ? urgentTrackingTopicOf(config)
-                : undefined,
-              final: config.FERRY_TOPIC_STATUS_FINAL,
-            }
-          : undefined,
+        tracking: trackingTopicsOf(config),
       },
       topicSettings: {
         partitions: config.FERRY_TOPIC_PARTITIONS,

@@ -31,6 +31,20 @@ export function urgentTrackingTopicOf(config: Config): string {
   return `${config.FERRY_TOPIC_TRACKING}.urgent`;
 }
 
+/** Every topic of final status tracking, when it is on: each lane's tracking topic and the final one. */
+export function trackingTopicsOf(
+  config: Config,
+):
+  | { readonly topic: string; readonly urgent: string | undefined; readonly final: string }
+  | undefined {
+  if (!config.FERRY_STATUS_TRACKING) return undefined;
+  return {
+    topic: config.FERRY_TOPIC_TRACKING,
+    urgent: config.FERRY_TOPIC_COMMANDS_URGENT ? urgentTrackingTopicOf(config) : undefined,
+    final: config.FERRY_TOPIC_STATUS_FINAL,
+  };
+}
+
 /** The final status tracking settings of a lane, when tracking is on. */
 export function trackingOf(config: Config, urgent: boolean): TrackingSettings | undefined {
   if (!config.FERRY_STATUS_TRACKING) return undefined;

@@ -20,7 +20,7 @@ import {
   type CallbackOutcome,
   type FerryMetrics,
 } from '../observability/metrics.ts';
-import { carriedInQuery } from '../observability/propagated-headers.ts';
+import { carriedInQuery, requestQuery } from '../observability/propagated-headers.ts';
 import { type CallbackProducer, CallbackWriter, type PreparedWrite } from './callback-writer.ts';
 import { CALLBACK_ROUTE } from './hook-injection.ts';
 import type { PublishOutcome } from './publish-once.ts';
@@ -212,7 +212,11 @@ export class CallbackReceiver {
       this.#unavailable(res, 'the receiver is stopping');
       return;
     }
-    const context = carriedInQuery(req.url, this.#options.propagateHeaders ?? []);
+    const allow = this.#options.propagateHeaders ?? [];
+    // Read once, and only when something is to be found in it.
+    const query =
+      allow.length > 0 || this.#options.tracking !== undefined ? requestQuery(req.url) : undefined;
+    const context = carriedInQuery(query, allow);
     const contentType = req.headers['content-type'];
     const body = await readRequestBody(req, {
       maxBytes: this.#maxBodyBytes,
@@ -250,7 +254,7 @@ export class CallbackReceiver {
         contentType,
         receivedAt,
         context,
-        tracking: trackingTargetOf(req.url, this.#options.tracking),
+        tracking: trackingTargetOf(query, this.#options.tracking),
       }),
     );
   }

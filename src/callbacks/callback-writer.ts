@@ -5,7 +5,7 @@
  * (ReceiptBatcher). The HTTP side (callback-receiver.ts) turns what this returns into the answer.
  */
 import type { OutboundRecord } from '../kafka/kafka-client.ts';
-import { callbackRecord, idText, matchKey } from '../tracking/tracking-records.ts';
+import { callbackRecord, idsOf, matchKey } from '../tracking/tracking-records.ts';
 import { decodeCallbackBody } from './callback-body.ts';
 import { PublishOnce, type PublishOutcome } from './publish-once.ts';
 import { ReceiptBatcher } from './receipt-batcher.ts';
@@ -175,11 +175,7 @@ function trackingRecordOf(
   event: Readonly<Record<string, unknown>>,
   receivedAt: Date,
 ): OutboundRecord | undefined {
-  const ids = {
-    id: idText(event.id),
-    msgId: idText(event.msg_id),
-    requestId: idText(event.request_id),
-  };
+  const ids = idsOf(event);
   const key = matchKey(ids);
   if (key === undefined) return undefined;
   return callbackRecord(target.topic, target.partition, {

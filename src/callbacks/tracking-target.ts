@@ -7,7 +7,7 @@ import { LANE_PARAM, PARTITION_PARAM } from './hook-injection.ts';
 
 export interface TrackingTopics {
   /** FERRY_TOPIC_TRACKING */
-  readonly bulk: string;
+  readonly topic: string;
   /** The urgent lane's tracking topic, when there is an urgent lane. */
   readonly urgent?: string | undefined;
 }
@@ -17,22 +17,16 @@ export interface TrackingTarget {
   readonly partition: number;
 }
 
-/** The tracking partition a callback URL names; undefined when it names none (or nonsense). */
+/** The tracking partition a callback URL's query names; undefined when it names none (or nonsense). */
 export function trackingTargetOf(
-  requestUrl: string | undefined,
+  query: URLSearchParams | undefined,
   topics: TrackingTopics | undefined,
 ): TrackingTarget | undefined {
-  if (topics === undefined || requestUrl === undefined) return undefined;
-  let query: URLSearchParams;
-  try {
-    query = new URL(requestUrl, 'http://ferry').searchParams;
-  } catch {
-    return undefined;
-  }
+  if (topics === undefined || query === undefined) return undefined;
   const text = query.get(PARTITION_PARAM);
   if (text === null || !/^\d{1,6}$/.test(text)) return undefined;
   const lane = query.get(LANE_PARAM);
-  const topic = lane === 'urgent' ? topics.urgent : lane === null ? topics.bulk : undefined;
+  const topic = lane === 'urgent' ? topics.urgent : lane === null ? topics.topic : undefined;
   if (topic === undefined) return undefined;
   return { topic, partition: Number(text) };
 }

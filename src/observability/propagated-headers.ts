@@ -92,18 +92,24 @@ export function withoutInvalidTraceContext(
   return kept;
 }
 
+/** The query of a request's URL; undefined when there is no URL or it cannot be read. Never throws. */
+export function requestQuery(requestUrl: string | undefined): URLSearchParams | undefined {
+  if (requestUrl === undefined) return undefined;
+  try {
+    return new URL(requestUrl, 'http://ferry').searchParams;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The allow-listed headers a callback URL carried back in its query (`?traceparent=…`,
- * put there by hook injection), checked like command headers. Never throws.
+ * put there by hook injection), checked like command headers.
  */
 export function carriedInQuery(
-  requestUrl: string | undefined,
+  query: URLSearchParams | undefined,
   allow: readonly string[],
 ): Record<string, string> {
-  if (allow.length === 0 || requestUrl === undefined) return {};
-  try {
-    return propagatedHeaders(new URL(requestUrl, 'http://ferry').searchParams, allow);
-  } catch {
-    return {};
-  }
+  if (allow.length === 0 || query === undefined) return {};
+  return propagatedHeaders(query, allow);
 }

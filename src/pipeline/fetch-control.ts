@@ -75,9 +75,7 @@ export class FetchControl {
       consumer?.pause();
     } else {
       this.#log.info('messages awaiting their final status are below the bound again');
-      if (this.mode.fetching && !this.budget.exhausted && this.#options.running()) {
-        consumer?.resume();
-      }
+      this.#resumeUnlessHeld();
     }
   }
 
@@ -118,7 +116,7 @@ export class FetchControl {
       consumer?.pause();
     } else if (transition === 'resume') {
       this.#options.metrics.consumptionPaused.set({ reason: 'backpressure' }, 0);
-      if (this.mode.fetching && !this.#trackingFull && this.#options.running()) consumer?.resume();
+      this.#resumeUnlessHeld();
     }
   }
 
@@ -137,14 +135,17 @@ export class FetchControl {
     if (!reasons.includes('access_denied')) metrics.accessDenied.set(0);
     const fetching = this.mode.fetching;
     if (!fetching) consumer?.pause();
-    else if (!this.budget.exhausted && !this.#trackingFull && this.#options.running()) {
-      consumer?.resume();
-    }
+    else this.#resumeUnlessHeld();
     if (fetching !== this.#fetching) {
       this.#fetching = fetching;
       if (fetching) this.#log.info('consumption resumed');
       else this.#log.info({ reasons }, 'consumption paused');
     }
+  }
+
+  /** Fetching resumes when nothing holds it (mode, budget, tracking) and the pipeline runs. */
+  #resumeUnlessHeld(): void {
+    if (!this.held && this.#options.running()) this.#options.consumer()?.resume();
   }
 
   /** No more retries after `Access denied` (the pipeline stops). */

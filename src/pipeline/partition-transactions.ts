@@ -43,6 +43,16 @@ export interface CommitRequest {
   readonly mayRetry: () => Promise<boolean>;
 }
 
+/** The transactional id of a command partition's result transactions. */
+export function partitionTransactionalId(
+  prefix: string,
+  groupId: string,
+  topic: string,
+  partition: number,
+): string {
+  return `${prefix}-${groupId}-${topic}-${partition}`;
+}
+
 /** `fenced`: another producer holds the partition's transactional id now. */
 export type CommitOutcome = 'committed' | 'fenced' | 'failed';
 
@@ -76,7 +86,7 @@ export class PartitionTransactions {
     if (!producer) {
       const { kafka, transactionalIdPrefix, groupId, topic } = this.#options;
       const created = kafka.createTransactionalProducer(
-        `${transactionalIdPrefix}-${groupId}-${topic}-${partition}`,
+        partitionTransactionalId(transactionalIdPrefix, groupId, topic, partition),
       );
       producer = created.connect().then(() => created);
       const connecting = producer;

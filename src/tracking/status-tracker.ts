@@ -21,6 +21,7 @@ import type {
 } from '../kafka/kafka-port.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { FerryMetrics } from '../observability/metrics.ts';
+import { partitionTransactionalId } from '../pipeline/partition-transactions.ts';
 import type { LookupAnswer, LookupTarget } from '../pipeline/send-outcome.ts';
 import {
   type FinalSource,
@@ -212,7 +213,7 @@ export class StatusTracker {
   async #takeOver(track: PartitionTrack): Promise<void> {
     const { kafka, transactionalIdPrefix, groupId, commandsTopic } = this.#options;
     const producer = kafka.createTransactionalProducer(
-      `${transactionalIdPrefix}-${groupId}-${commandsTopic}-${track.partition}-tracking`,
+      `${partitionTransactionalId(transactionalIdPrefix, groupId, commandsTopic, track.partition)}-tracking`,
     );
     track.producer = producer;
     await producer.connect();

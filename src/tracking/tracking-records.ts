@@ -117,7 +117,8 @@ export function finalizedRecord(
   };
 }
 
-function idsOf(value: Record<string, unknown>): MessageIds {
+/** The ids a callback, a status event or a tracking record's value names. */
+export function idsOf(value: Readonly<Record<string, unknown>>): MessageIds {
   return {
     id: idText(value.id),
     msgId: idText(value.msg_id),

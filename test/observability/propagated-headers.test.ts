@@ -6,6 +6,7 @@ import {
   isValidTraceparent,
   MAX_PROPAGATED_VALUE_CHARS,
   propagatedHeaders,
+  requestQuery,
   withoutInvalidTraceContext,
 } from '../../src/observability/propagated-headers.ts';
 
@@ -62,13 +63,13 @@ test('an invalid traceparent travels not, nor its tracestate; over-long values s
 test('a callback URL query brings the headers back, checked the same way', () => {
   assert.deepEqual(
     carriedInQuery(
-      `/callbacks/t?traceparent=${VALID}&correlation-id=c%201&other=1`,
+      requestQuery(`/callbacks/t?traceparent=${VALID}&correlation-id=c%201&other=1`),
       DEFAULT_PROPAGATE_HEADERS,
     ),
     { traceparent: VALID, 'correlation-id': 'c 1' },
   );
-  assert.deepEqual(carriedInQuery('/callbacks/t', DEFAULT_PROPAGATE_HEADERS), {});
-  assert.deepEqual(carriedInQuery(`/callbacks/t?traceparent=${VALID}`, []), {});
+  assert.deepEqual(carriedInQuery(requestQuery('/callbacks/t'), DEFAULT_PROPAGATE_HEADERS), {});
+  assert.deepEqual(carriedInQuery(requestQuery(`/callbacks/t?traceparent=${VALID}`), []), {});
 });
 
 test('dead letters keep every header but invalid trace context', () => {
