@@ -58,6 +58,7 @@ export class CallbackSender {
   #scheduled = 0;
   #generation = 0;
   #closed = false;
+  #held = false;
   #sent = 0;
   #failed = 0;
   #failedAttempts = 0;
@@ -86,6 +87,26 @@ export class CallbackSender {
       this.#scheduled -= jobs.length;
       for (const job of jobs) this.#enqueue({ ...job, attempt: 1, generation });
     });
+  }
+
+  /**
+   * Holds every callback that comes due (queued, none sent) until `release()`, so a test can
+   * decide when callbacks arrive (e.g. only once the receiver has lost Kafka). Callbacks
+   * already in flight finish.
+   */
+  hold(): void {
+    this.#held = true;
+  }
+
+  /** Sends what was held, and from now on each callback when it is due. */
+  release(): void {
+    this.#held = false;
+    this.#pump();
+  }
+
+  /** Whether callbacks are being held. */
+  get held(): boolean {
+    return this.#held;
   }
 
   /** Counters since the last reset. */
@@ -149,7 +170,11 @@ export class CallbackSender {
   }
 
   #pump(): void {
-    while (this.#inFlight < this.#concurrency && this.#queueHead < this.#queue.length) {
+    while (
+      !this.#held &&
+      this.#inFlight < this.#concurrency &&
+      this.#queueHead < this.#queue.length
+    ) {
       const job = this.#queue[this.#queueHead] as QueuedJob;
       this.#queueHead += 1;
       this.#inFlight += 1;

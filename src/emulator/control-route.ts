@@ -10,6 +10,7 @@ import { isLoopbackAddress, readBody, writeJson } from './http-io.ts';
  * - `POST /__emulator/reset` — forgets what was received
  * - `GET  /__emulator/knobs`, `POST /__emulator/knobs` with a JSON object of knobs to change
  * - `POST /__emulator/api-key` with `{"apiKey": "..."}`
+ * - `POST /__emulator/callbacks` with `{"held": true}` (queue callbacks as they come due) or `false` (send them)
  */
 export async function handleControlRequest(
   emulator: Emulator,
@@ -55,6 +56,15 @@ export async function handleControlRequest(
         }
         emulator.setApiKey(apiKey);
         writeJson(response, 200, { success: true });
+        return;
+      }
+      case 'POST /__emulator/callbacks': {
+        const held = parseObject(body).held;
+        if (typeof held !== 'boolean') {
+          throw new FerryError('config', 'held: must be true or false', { retryable: false });
+        }
+        emulator.holdCallbacks(held);
+        writeJson(response, 200, { success: true, held });
         return;
       }
       default:

@@ -195,6 +195,12 @@ export class Emulator {
     this.#gateway.setKnobs(knobs);
   }
 
+  /** Holds (`true`) or releases (`false`) every status callback that comes due (CallbackSender.hold). */
+  holdCallbacks(held: boolean): void {
+    if (held) this.#callbacks.hold();
+    else this.#callbacks.release();
+  }
+
   /** Changes the account key (e.g. to test `Access denied` and recovery). */
   setApiKey(apiKey: string): void {
     if (apiKey === '')

@@ -105,3 +105,44 @@ test('callbacks dropped, doubled and late, set and sent through curl; status sti
     assert.match(String(item.data?.status), /^(DELIVERED|READ|REPLIED|UNDELIVERED)$/);
   }
 });
+
+test('callbacks held through curl are queued, none sent, until released', {
+  timeout: 30_000,
+}, async (t) => {
+  let arrived = 0;
+  const receiver = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      arrived += 1;
+      response.end('ok');
+    });
+  });
+  receiver.listen(0, '127.0.0.1');
+  await once(receiver, 'listening');
+  t.after(() => receiver.close());
+  const hook = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
+  const emulator = await startEmulator(t, { knobs: { callbackDelayMs: 10 } });
+
+  assert.deepEqual(await curlJson(`${emulator.url}/__emulator/callbacks`, { held: true }), {
+    success: true,
+    held: true,
+  });
+  const ids = Array.from({ length: 20 }, (_, i) => 7_000 + i);
+  await curlJson(`${emulator.url}${SYNC_PATH}`, {
+    auth: TEST_API_KEY,
+    data: ids.map((id) => smsOperation(id, { hook })),
+  });
+  await sleep(500);
+  assert.equal(arrived, 0, 'none sent while held');
+  const heldStats = await curlJson(`${emulator.url}/__emulator/stats?sendsById=0`);
+  assert.equal(heldStats.callbacksPending, ids.length);
+
+  await curlJson(`${emulator.url}/__emulator/callbacks`, { held: false });
+  for (let waited = 0; arrived < ids.length && waited < 5_000; waited += 50) await sleep(50);
+  assert.equal(arrived, ids.length, 'all sent once released');
+
+  await assert.rejects(
+    curlJson(`${emulator.url}/__emulator/callbacks`, { held: 'yes' }),
+    (error: { stdout?: string }) => /held: must be true or false/.test(String(error.stdout)),
+  );
+});

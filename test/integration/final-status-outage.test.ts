@@ -4,7 +4,8 @@
  * it is killed with kill -9 holding them. Two other replicas take its partitions over
  * (one after the other: a rebalance while they finalize) and find those messages' final
  * statuses by lookup. The broker is this test's own (same ports and data folder across
- * the restart), so the shared test broker is never touched. Read with kcat: exactly one
+ * the restart), so the shared test broker is never touched. The gateway holds the first
+ * callbacks until the broker is down, so the test does not race the broker's stop. Read with kcat: exactly one
  * final event per message, within the poll bound.
  */
 import assert from 'node:assert/strict';
@@ -37,10 +38,12 @@ test('callbacks answered 503 during an outage, their receiver killed: every mess
   let broker: RunningBroker | undefined = await startBroker(options);
   t.after(() => broker?.stop(10_000));
   const brokers = [broker.brokers];
-  // Callbacks come a few seconds after each send: the first commands' arrive in the outage.
+  // The first commands' callbacks are held at the gateway until Kafka is gone, so they
+  // arrive in the outage however long the sends and the broker's stop take.
   const emulator = await startEmulator(t, {
-    knobs: { callbackDelayMs: 8_000, callbackDuplicateRate: 0.2 },
+    knobs: { callbackDelayMs: 500, callbackDuplicateRate: 0.2 },
   });
+  emulator.holdCallbacks(true);
   const topics = testTopics();
   const replica = async (name: string) => {
     const port = await freePort();
@@ -71,6 +74,7 @@ test('callbacks answered 503 during an outage, their receiver killed: every mess
   await broker.stop(10_000);
   broker = undefined;
   const outageStarted = Date.now();
+  emulator.holdCallbacks(false);
   await eventually(
     'callbacks answered 503 by the replica that cannot reach Kafka',
     async () => (a.ferry.output().includes('could not be published') ? true : undefined),
