@@ -131,6 +131,7 @@ async function main(): Promise<void> {
               partitions: options.partitions,
               backlogCommands: options.urgentBacklogCommands,
               urgentRate: options.urgentRate,
+              cpuProfile: options.cpuProfile,
               runTimeoutSeconds: Math.max(
                 options.runTimeoutSeconds,
                 Math.ceil(options.urgentBacklogCommands / 5_000),

@@ -18,10 +18,12 @@ export interface StageFigures {
 const BUCKET_LINE = /^ferry_pipeline_stage_seconds_bucket\{([^}]*)\} (\S+)$/gm;
 const LABEL = /(\w+)="([^"]*)"/g;
 
-export function parseStageBuckets(metricsText: string): StageBuckets {
+/** @param lane only that lane's batches (`urgent`); undefined: the bulk lane's (no `lane` label). */
+export function parseStageBuckets(metricsText: string, lane?: string): StageBuckets {
   const out: StageBuckets = new Map();
   for (const match of metricsText.matchAll(BUCKET_LINE)) {
     const labels = new Map([...(match[1] ?? '').matchAll(LABEL)].map((l) => [l[1], l[2]]));
+    if (labels.get('lane') !== lane) continue;
     const stage = labels.get('stage');
     const le = labels.get('le');
     if (stage === undefined || le === undefined) continue;
@@ -79,11 +81,11 @@ export interface FerryReading {
   readonly runtime: RuntimeReading;
 }
 
-/** Reads a ferry's metrics; empty when it does not answer. */
-export async function readFerryMetrics(metricsUrl: string): Promise<FerryReading> {
+/** Reads a ferry's metrics (the stages of `lane`, see parseStageBuckets); empty when it does not answer. */
+export async function readFerryMetrics(metricsUrl: string, lane?: string): Promise<FerryReading> {
   try {
     const text = await (await fetch(metricsUrl)).text();
-    return { stages: parseStageBuckets(text), runtime: parseRuntime(text) };
+    return { stages: parseStageBuckets(text, lane), runtime: parseRuntime(text) };
   } catch {
     return { stages: new Map(), runtime: NO_RUNTIME_READING };
   }

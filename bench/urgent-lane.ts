@@ -17,6 +17,13 @@ import {
   subjectStartOf,
   takeCommands,
 } from './bench-context.ts';
+import { formatRuntime, runtimeSince } from './runtime-metrics.ts';
+import {
+  formatStages,
+  readFerryMetrics,
+  type StageFigures,
+  stageFigures,
+} from './stage-metrics.ts';
 import type { LatencySummary } from './stats.ts';
 import { startSubject, subjectTopics } from './subjects.ts';
 
@@ -27,6 +34,8 @@ export interface UrgentLaneSettings {
   readonly urgentRate: number;
   /** Upper bound of one drain, seconds. */
   readonly runTimeoutSeconds: number;
+  /** Runs ferry with --cpu-prof into the bench's profiles folder. */
+  readonly cpuProfile: boolean;
 }
 
 export interface UrgentLaneFigures {
@@ -42,6 +51,9 @@ export interface UrgentLaneFigures {
   readonly urgentLatency: LatencySummary;
   readonly urgentP99TargetMs: number;
   readonly duplicateSends: number;
+  /** ferry's own stages (ferry_pipeline_stage_seconds) during the drain with urgent traffic, per lane. */
+  readonly urgentStages: readonly StageFigures[];
+  readonly bulkStages: readonly StageFigures[];
 }
 
 type Log = (line: string) => void;
@@ -75,11 +87,21 @@ async function drain(
       emulator,
       { base, logName: `ferry-urgent-lane-${settings.latencyMs}ms-${label}`, topics },
       settings.partitions,
-      { ferryEnv: { FERRY_TOPIC_COMMANDS_URGENT: urgentTopic } },
+      {
+        ferryEnv: { FERRY_TOPIC_COMMANDS_URGENT: urgentTopic },
+        ...(settings.cpuProfile
+          ? { ferryNodeFlags: ['--cpu-prof', `--cpu-prof-dir=${context.profilesDir}`] }
+          : {}),
+      },
     ),
   );
   try {
     await subject.ready(90_000);
+    const metricsUrl = subject.metricsUrl ?? '';
+    const [urgentBefore, bulkBefore] = await Promise.all([
+      readFerryMetrics(metricsUrl, 'urgent'),
+      readFerryMetrics(metricsUrl),
+    ]);
     const deadlineMs = Date.now() + settings.runTimeoutSeconds * 1000;
     while (Number.isNaN(bulkRun.firstResultSeenAtMs)) {
       if (Date.now() > deadlineMs) throw new Error(`urgent lane ${label}: no bulk result`);
@@ -112,6 +134,12 @@ async function drain(
     producing = false;
     const urgentSent = await produced;
     const urgentResults = await urgentRun.until(Date.now() + 10_000);
+    const [urgentAfter, bulkAfter] = await Promise.all([
+      readFerryMetrics(metricsUrl, 'urgent'),
+      readFerryMetrics(metricsUrl),
+    ]);
+    const urgentStages = stageFigures(urgentBefore.stages, urgentAfter.stages);
+    const bulkStages = stageFigures(bulkBefore.stages, bulkAfter.stages);
     const counts = await emulator.counts();
     const seconds = (bulkResults.lastResultSeenAtMs - bulkResults.firstResultSeenAtMs) / 1000;
     const rate = bulkResults.completed / seconds;
@@ -121,7 +149,17 @@ async function drain(
           ? `; urgent ${urgentResults.completed}/${urgentSent}, p50/p99 ${urgentResults.visibleLatency.p50Ms}/${urgentResults.visibleLatency.p99Ms} ms`
           : ''),
     );
-    return { rate, urgentSent, urgentResults, duplicateSends: counts.duplicateIds };
+    if (withUrgent) log(`  urgent lane stages p50/p99 ms: ${formatStages(urgentStages)}`);
+    log(`  bulk lane stages p50/p99 ms: ${formatStages(bulkStages)}`);
+    log(`  ferry runtime: ${formatRuntime(runtimeSince(bulkBefore.runtime, bulkAfter.runtime))}`);
+    return {
+      rate,
+      urgentSent,
+      urgentResults,
+      duplicateSends: counts.duplicateIds,
+      urgentStages,
+      bulkStages,
+    };
   } finally {
     await subject.child.stop(30_000);
     await collector.stop();
@@ -147,6 +185,8 @@ export async function runUrgentLane(
     urgentLatency: mixed.urgentResults.visibleLatency,
     urgentP99TargetMs: FERRY_DEFAULT_LINGER_MS + settings.latencyMs + 100,
     duplicateSends: alone.duplicateSends + mixed.duplicateSends,
+    urgentStages: mixed.urgentStages,
+    bulkStages: mixed.bulkStages,
   };
 }
 
@@ -158,6 +198,7 @@ export function formatUrgentLane(figures: UrgentLaneFigures): string {
     `urgent lane (backlog ${figures.backlogCommands}, gateway ${figures.latencyMs} ms, urgent ${figures.urgentRate}/s):`,
     `  bulk alone ${Math.round(figures.bulkAloneRate)}/s, with urgent traffic ${Math.round(figures.bulkWithUrgentRate)}/s (${ratio.toFixed(2)}×; target ≥ 0.90 — ${ratio >= 0.9 ? 'met' : 'missed'})`,
     `  urgent p50/p99 ${figures.urgentLatency.p50Ms}/${p99} ms (${figures.urgentCompleted}/${figures.urgentCommands} answered; target p99 ≤ ${figures.urgentP99TargetMs} ms — ${p99 <= figures.urgentP99TargetMs ? 'met' : 'missed'})`,
+    `  urgent lane stages p50/p99 ms: ${formatStages(figures.urgentStages)}`,
     `  ids sent twice: ${figures.duplicateSends}`,
   ].join('\n');
 }

@@ -138,7 +138,7 @@ export interface FerryMetrics extends DedupeMetrics, TrackingMetrics {
   /** `ferry_reconciliations_total{outcome}`: commands in doubt looked up with `status` before a resend; `found` ones were not sent again. */
   readonly reconciliations: Counter<'outcome'>;
   /** `ferry_end_to_end_seconds{type}`: from a command record's Kafka timestamp to its result committed; `type` via {@link boundedTypeLabel}. */
-  readonly endToEnd: Histogram<'type'>;
+  readonly endToEnd: Histogram<'type' | 'lane'>;
   /**
    * `ferry_pipeline_stage_seconds{stage}`: where a partition batch's time goes. `fetch`:
    * from its oldest record's Kafka timestamp until ferry got the batch; `wait`: behind the
@@ -146,7 +146,7 @@ export interface FerryMetrics extends DedupeMetrics, TrackingMetrics {
    * `send`: handed to the batcher until every command's outcome is known; `commit`: the
    * result transaction.
    */
-  readonly stageDuration: Histogram<'stage'>;
+  readonly stageDuration: Histogram<'stage' | 'lane'>;
   /** `ferry_messages_sent_total{channel}`: operations the gateway accepted, by channel (sms, viber, rcs, telegram, voice, pipeline, …). */
   readonly messagesSent: Counter<'channel'>;
   /** `ferry_receipts_total{channel}`: delivery-status callbacks written as status events, by channel (`unknown` when ferry cannot tell). */
@@ -346,14 +346,14 @@ export function createMetrics(registry: Registry = new Registry()): FerryMetrics
     endToEnd: new Histogram({
       name: 'ferry_end_to_end_seconds',
       help: "Seconds from a command record's Kafka timestamp to its result committed, by operation type.",
-      labelNames: ['type'] as const,
+      labelNames: ['type', 'lane'] as const,
       buckets: [...END_TO_END_BUCKETS_SECONDS],
       registers,
     }),
     stageDuration: new Histogram({
       name: 'ferry_pipeline_stage_seconds',
       help: "Seconds a partition batch spends in each stage: fetch (oldest record's timestamp until ferry got the batch), wait (behind the partition's previous batch), intent, send, commit.",
-      labelNames: ['stage'] as const,
+      labelNames: ['stage', 'lane'] as const,
       buckets: [...STAGE_BUCKETS_SECONDS],
       registers,
     }),

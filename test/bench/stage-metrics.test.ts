@@ -32,3 +32,14 @@ test('stage figures count only what was observed between the two readings', () =
   assert.ok(commit && commit.p50Ms > 10 && commit.p50Ms <= 20, String(commit?.p50Ms));
   assert.equal(figures.find((f) => f.stage === 'fetch')?.batches, 0);
 });
+
+test("a lane's stages are read apart from the other lane's", () => {
+  const text = `
+ferry_pipeline_stage_seconds_bucket{le="0.01",stage="commit"} 7
+ferry_pipeline_stage_seconds_bucket{le="+Inf",stage="commit"} 9
+ferry_pipeline_stage_seconds_bucket{le="0.01",stage="commit",lane="urgent"} 1
+ferry_pipeline_stage_seconds_bucket{le="+Inf",stage="commit",lane="urgent"} 2
+`;
+  assert.equal(parseStageBuckets(text).get('commit')?.get(Number.POSITIVE_INFINITY), 9);
+  assert.equal(parseStageBuckets(text, 'urgent').get('commit')?.get(Number.POSITIVE_INFINITY), 2);
+});

@@ -84,3 +84,23 @@ test("the urgent lane's gauges carry lane=urgent and leave the bulk lane's alone
   );
   assert.equal((await metrics.commandsConsumed.get()).values[0]?.value, 1, 'counters are shared');
 });
+
+test("the urgent lane's latency histograms carry lane=urgent beside the bulk lane's", async () => {
+  const metrics = createMetrics();
+  const urgent = laneMetrics(metrics, 'urgent');
+  metrics.stageDuration.observe({ stage: 'commit' }, 0.5);
+  urgent.stageDuration.observe({ stage: 'commit' }, 0.02);
+  urgent.endToEnd.observe({ type: 'sms' }, 0.1);
+  const sums = (await metrics.stageDuration.get()).values
+    .filter((v) => v.metricName === 'ferry_pipeline_stage_seconds_sum')
+    .map((v) => [v.labels.lane ?? 'bulk', v.labels.stage, v.value])
+    .sort();
+  assert.deepEqual(sums, [
+    ['bulk', 'commit', 0.5],
+    ['urgent', 'commit', 0.02],
+  ]);
+  const endToEnd = (await metrics.endToEnd.get()).values.find(
+    (v) => v.metricName === 'ferry_end_to_end_seconds_count',
+  );
+  assert.deepEqual(endToEnd?.labels, { type: 'sms', lane: 'urgent' });
+});
