@@ -44,9 +44,15 @@ export interface BatchCommitterOptions {
   readonly dedupe?: Dedupe | undefined;
   /**
    * Final status tracking, when on: the tracking record of each message sent joins the
-   * transaction of its result.
+   * transaction of its result; `onCommitted` hears how many a commit wrote, at once (the
+   * tracker reads them back only on its next round, and bounds what awaits a status).
    */
-  readonly tracking?: { readonly topic: string } | undefined;
+  readonly tracking?:
+    | {
+        readonly topic: string;
+        readonly onCommitted?: (partition: number, messages: number) => void;
+      }
+    | undefined;
 }
 
 export class BatchCommitter {
@@ -126,10 +132,12 @@ export class BatchCommitter {
     );
     if (dedupe) records.push(...dedupe.records);
     const tracking = this.#options.tracking;
+    let tracked = 0;
     if (tracking) {
       sent.forEach((item, index) => {
         for (const message of sentMessagesOf(item.commands, built[index]?.results ?? [])) {
           records.push(sentRecord(tracking.topic, partition, message));
+          tracked += 1;
         }
       });
     }
@@ -160,6 +168,7 @@ export class BatchCommitter {
     );
     if (!committed) return false;
     dedupe?.committed();
+    if (tracked > 0) tracking?.onCommitted?.(partition, tracked);
     ownership.batchCommitted(partition, {
       topic: newest.batch.topic,
       lastOffset,

@@ -141,7 +141,12 @@ export class Pipeline implements PipelineControl {
       workers: this.#workers,
       handover: this.#handover,
       dedupe,
-      tracking: options.tracking,
+      tracking: options.tracking
+        ? {
+            topic: options.tracking.topic,
+            onCommitted: (partition, messages) => this.#tracker?.sentCommitted(partition, messages),
+          }
+        : undefined,
       dispatcher: this.#dispatcher,
       batcher: this.#batcher,
       commitMetrics: this.#commitMetrics,

@@ -58,6 +58,7 @@ export interface TrackingSettings extends TrackingLimits {
   /**
    * Messages awaiting their final status on this replica (this lane) at most: at the bound,
    * `onFull(true)` (the pipeline stops fetching); below 90 % of it again, `onFull(false)`.
+   * Messages this replica committed as sent count at once, before they are read back.
    */
   readonly maxPending: number;
 }
@@ -83,6 +84,8 @@ interface PartitionTrack {
   state: TrackingState;
   /** The next tracking offset to read. */
   next: string;
+  /** Messages this replica committed as sent on the partition and has not read back yet. */
+  unread: number;
   producer: PartitionProducer | undefined;
   ready: boolean;
   /** No lookups before this (ms since the epoch): the last ones could not be made. */
@@ -106,11 +109,23 @@ export class StatusTracker {
     this.#log = options.logger.child({ component: 'status-tracking' });
   }
 
-  /** Messages waiting for a final status in the partitions tracked here. */
+  /** Messages waiting for a final status in the partitions tracked here, those not read back yet included. */
   get pending(): number {
     let total = 0;
-    for (const track of this.#tracks.values()) total += track.state.pending;
+    for (const track of this.#tracks.values()) total += track.state.pending + track.unread;
     return total;
+  }
+
+  /**
+   * `messages` sent were committed on `partition` by this replica: they count toward the
+   * bound now, not only once the next round reads them back (a fast lane sends thousands
+   * in between).
+   */
+  sentCommitted(partition: number, messages: number): void {
+    const track = this.#tracks.get(partition);
+    if (!track) return;
+    track.unread += messages;
+    this.#checkBound();
   }
 
   start(): void {
@@ -202,6 +217,7 @@ export class StatusTracker {
       partition,
       state: new TrackingState(this.#options.settings),
       next: '0',
+      unread: 0,
       producer: undefined,
       ready: false,
       lookupsPausedUntil: 0,
@@ -237,8 +253,12 @@ export class StatusTracker {
     if (!reader) throw new Error('status tracking is not started');
     track.next = await reader.readOn(track.partition, track.next, (stored) => {
       const record = readTrackingRecord(stored.key, stored.value);
-      if (record?.kind === 'sent') track.state.sentRead(record.message);
-      else if (record?.kind === 'callback') track.state.callbackRead(record.callback, nowMs);
+      if (record?.kind === 'sent') {
+        track.state.sentRead(record.message);
+        // Which replica wrote it is not known: an earlier owner's record counts off too,
+        // so the estimate errs low, never holding fetching for records already read.
+        if (track.unread > 0) track.unread -= 1;
+      } else if (record?.kind === 'callback') track.state.callbackRead(record.callback, nowMs);
       else if (record?.kind === 'finalized') track.state.finalizedRead(record.of, record.key);
     });
   }
