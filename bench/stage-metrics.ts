@@ -75,19 +75,27 @@ export function stageFigures(before: StageBuckets, after: StageBuckets): StageFi
   });
 }
 
-/** One reading of a ferry's /metrics: its stage buckets and its runtime. */
+/** One reading of a ferry's /metrics: its stage buckets (the bulk lane's, and the urgent lane's) and its runtime. */
 export interface FerryReading {
   readonly stages: StageBuckets;
+  readonly urgentStages: StageBuckets;
   readonly runtime: RuntimeReading;
 }
 
-/** Reads a ferry's metrics (the stages of `lane`, see parseStageBuckets); empty when it does not answer. */
-export async function readFerryMetrics(metricsUrl: string, lane?: string): Promise<FerryReading> {
+/**
+ * Reads a ferry's metrics once (prom-client resets its event-loop delay at every read, so
+ * a second read would find it near zero); empty when it does not answer.
+ */
+export async function readFerryMetrics(metricsUrl: string): Promise<FerryReading> {
   try {
     const text = await (await fetch(metricsUrl)).text();
-    return { stages: parseStageBuckets(text, lane), runtime: parseRuntime(text) };
+    return {
+      stages: parseStageBuckets(text),
+      urgentStages: parseStageBuckets(text, 'urgent'),
+      runtime: parseRuntime(text),
+    };
   } catch {
-    return { stages: new Map(), runtime: NO_RUNTIME_READING };
+    return { stages: new Map(), urgentStages: new Map(), runtime: NO_RUNTIME_READING };
   }
 }
 

@@ -98,10 +98,7 @@ async function drain(
   try {
     await subject.ready(90_000);
     const metricsUrl = subject.metricsUrl ?? '';
-    const [urgentBefore, bulkBefore] = await Promise.all([
-      readFerryMetrics(metricsUrl, 'urgent'),
-      readFerryMetrics(metricsUrl),
-    ]);
+    const before = await readFerryMetrics(metricsUrl);
     const deadlineMs = Date.now() + settings.runTimeoutSeconds * 1000;
     while (Number.isNaN(bulkRun.firstResultSeenAtMs)) {
       if (Date.now() > deadlineMs) throw new Error(`urgent lane ${label}: no bulk result`);
@@ -134,12 +131,9 @@ async function drain(
     producing = false;
     const urgentSent = await produced;
     const urgentResults = await urgentRun.until(Date.now() + 10_000);
-    const [urgentAfter, bulkAfter] = await Promise.all([
-      readFerryMetrics(metricsUrl, 'urgent'),
-      readFerryMetrics(metricsUrl),
-    ]);
-    const urgentStages = stageFigures(urgentBefore.stages, urgentAfter.stages);
-    const bulkStages = stageFigures(bulkBefore.stages, bulkAfter.stages);
+    const after = await readFerryMetrics(metricsUrl);
+    const urgentStages = stageFigures(before.urgentStages, after.urgentStages);
+    const bulkStages = stageFigures(before.stages, after.stages);
     const counts = await emulator.counts();
     const seconds = (bulkResults.lastResultSeenAtMs - bulkResults.firstResultSeenAtMs) / 1000;
     const rate = bulkResults.completed / seconds;
@@ -151,7 +145,7 @@ async function drain(
     );
     if (withUrgent) log(`  urgent lane stages p50/p99 ms: ${formatStages(urgentStages)}`);
     log(`  bulk lane stages p50/p99 ms: ${formatStages(bulkStages)}`);
-    log(`  ferry runtime: ${formatRuntime(runtimeSince(bulkBefore.runtime, bulkAfter.runtime))}`);
+    log(`  ferry runtime: ${formatRuntime(runtimeSince(before.runtime, after.runtime))}`);
     return {
       rate,
       urgentSent,
