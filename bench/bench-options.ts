@@ -37,6 +37,8 @@ export interface BenchOptions {
   readonly urgentBacklogCommands: number;
   /** Urgent commands per second during that drain. */
   readonly urgentRate: number;
+  /** The urgent commands read by a second ferry process instead of a lane (an experiment; see bench/urgent-lane.ts). */
+  readonly urgentSeparateProcess: boolean;
   readonly quick: boolean;
 }
 
@@ -142,6 +144,7 @@ export function readBenchOptions(
             quick ? 100_000 : 1_000_000,
           ),
     urgentRate: positiveInteger('FERRY_BENCH_URGENT_RATE', env.FERRY_BENCH_URGENT_RATE, 50),
+    urgentSeparateProcess: truthy(env.FERRY_BENCH_URGENT_SEPARATE),
     quick,
   };
 }

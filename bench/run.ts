@@ -132,6 +132,7 @@ async function main(): Promise<void> {
               backlogCommands: options.urgentBacklogCommands,
               urgentRate: options.urgentRate,
               cpuProfile: options.cpuProfile,
+              separateProcess: options.urgentSeparateProcess,
               runTimeoutSeconds: Math.max(
                 options.runTimeoutSeconds,
                 Math.ceil(options.urgentBacklogCommands / 5_000),

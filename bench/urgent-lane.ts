@@ -36,6 +36,12 @@ export interface UrgentLaneSettings {
   readonly runTimeoutSeconds: number;
   /** Runs ferry with --cpu-prof into the bench's profiles folder. */
   readonly cpuProfile: boolean;
+  /**
+   * An experiment, not a deployment: the urgent commands read by a second ferry process of
+   * their own instead of a lane beside the bulk one, so they share the machine but not the
+   * event loop. What an urgent lane on a thread of its own could at best give.
+   */
+  readonly separateProcess: boolean;
 }
 
 export interface UrgentLaneFigures {
@@ -80,6 +86,10 @@ async function drain(
   const bulkRun = collector.track(bulk);
   await emulator.reset();
   await context.generator.burst(topics.commands, bulk, (c, at) => bulkRun.sent(c, at));
+  const profile = settings.cpuProfile
+    ? { ferryNodeFlags: ['--cpu-prof', `--cpu-prof-dir=${context.profilesDir}`] }
+    : {};
+  const separate = settings.separateProcess && withUrgent;
   const subject = await startSubject(
     'ferry',
     subjectStartOf(
@@ -88,17 +98,34 @@ async function drain(
       { base, logName: `ferry-urgent-lane-${settings.latencyMs}ms-${label}`, topics },
       settings.partitions,
       {
-        ferryEnv: { FERRY_TOPIC_COMMANDS_URGENT: urgentTopic },
-        ...(settings.cpuProfile
-          ? { ferryNodeFlags: ['--cpu-prof', `--cpu-prof-dir=${context.profilesDir}`] }
-          : {}),
+        ...(separate ? {} : { ferryEnv: { FERRY_TOPIC_COMMANDS_URGENT: urgentTopic } }),
+        ...profile,
       },
     ),
   );
+  const urgentProcess = separate
+    ? await startSubject(
+        'ferry',
+        subjectStartOf(
+          context,
+          emulator,
+          {
+            base: `${base}.urgent-process`,
+            logName: `ferry-urgent-lane-${settings.latencyMs}ms-${label}-urgent-process`,
+            topics: { ...topics, commands: urgentTopic, control: `${topics.control}.urgent` },
+          },
+          settings.partitions,
+          profile,
+        ),
+      )
+    : undefined;
   try {
     await subject.ready(90_000);
+    await urgentProcess?.ready(90_000);
     const metricsUrl = subject.metricsUrl ?? '';
+    const urgentMetricsUrl = urgentProcess?.metricsUrl ?? '';
     const before = await readFerryMetrics(metricsUrl);
+    const urgentBefore = urgentProcess ? await readFerryMetrics(urgentMetricsUrl) : before;
     const deadlineMs = Date.now() + settings.runTimeoutSeconds * 1000;
     while (Number.isNaN(bulkRun.firstResultSeenAtMs)) {
       if (Date.now() > deadlineMs) throw new Error(`urgent lane ${label}: no bulk result`);
@@ -132,7 +159,11 @@ async function drain(
     const urgentSent = await produced;
     const urgentResults = await urgentRun.until(Date.now() + 10_000);
     const after = await readFerryMetrics(metricsUrl);
-    const urgentStages = stageFigures(before.urgentStages, after.urgentStages);
+    const urgentAfter = urgentProcess ? await readFerryMetrics(urgentMetricsUrl) : after;
+    // A process of its own has the urgent commands as its only (unlabelled) lane.
+    const urgentStages = urgentProcess
+      ? stageFigures(urgentBefore.stages, urgentAfter.stages)
+      : stageFigures(before.urgentStages, after.urgentStages);
     const bulkStages = stageFigures(before.stages, after.stages);
     const counts = await emulator.counts();
     const seconds = (bulkResults.lastResultSeenAtMs - bulkResults.firstResultSeenAtMs) / 1000;
@@ -146,6 +177,11 @@ async function drain(
     if (withUrgent) log(`  urgent lane stages p50/p99 ms: ${formatStages(urgentStages)}`);
     log(`  bulk lane stages p50/p99 ms: ${formatStages(bulkStages)}`);
     log(`  ferry runtime: ${formatRuntime(runtimeSince(before.runtime, after.runtime))}`);
+    if (urgentProcess) {
+      log(
+        `  urgent process runtime: ${formatRuntime(runtimeSince(urgentBefore.runtime, urgentAfter.runtime))}`,
+      );
+    }
     return {
       rate,
       urgentSent,
@@ -155,6 +191,7 @@ async function drain(
       bulkStages,
     };
   } finally {
+    await urgentProcess?.child.stop(30_000);
     await subject.child.stop(30_000);
     await collector.stop();
   }
