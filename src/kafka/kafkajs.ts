@@ -7,11 +7,14 @@
 import './kafkajs-grouping.ts';
 import { installBoundedFetch } from './bounded-fetch.ts';
 import { installCoordinatorLossRejoin } from './coordinator-loss.ts';
+import { installIdleRequestQueue } from './idle-request-queue.ts';
 
-// Before any client exists: every Fetch answer of the process is decoded bounded, and
-// every consumer rejoins when its group coordinator cannot be reached.
+// Before any client exists: every Fetch answer of the process is decoded bounded, every
+// consumer rejoins when its group coordinator cannot be reached, and no idle connection
+// spins a timer.
 installBoundedFetch();
 installCoordinatorLossRejoin();
+installIdleRequestQueue();
 
 export * from 'kafkajs';
 export { default } from 'kafkajs';
