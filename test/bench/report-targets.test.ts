@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { checkTargets } from '../../bench/report.ts';
+import type { ScenarioFigures } from '../../bench/scenario-figures.ts';
+
+const MIB = 1024 * 1024;
+
+function figures(
+  over: Partial<ScenarioFigures> & Pick<ScenarioFigures, 'subject' | 'kind'>,
+): ScenarioFigures {
+  const latency = { p50Ms: 20, p95Ms: 40, p99Ms: 50, maxMs: 60, count: 100 };
+  return {
+    latencyMs: 0,
+    commands: 100,
+    completed: 100,
+    succeeded: 100,
+    complete: true,
+    commandsPerSecond: 1_000,
+    producedPerSecond: 1_000,
+    latency,
+    recordLatency: latency,
+    cpuSeconds: 1,
+    cpuMsPerThousandCommands: 100,
+    envelopes: 1,
+    operationsPerEnvelope: 100,
+    commandRecords: 100,
+    duplicateResults: 0,
+    duplicateSends: 0,
+    peakRssBytes: 100 * MIB,
+    ...over,
+  } as ScenarioFigures;
+}
+
+const byName = (checks: ReturnType<typeof checkTargets>) =>
+  new Map(checks.map((check) => [check.name, check.met]));
+
+test('every target is against the peer of the same scenario in the same run', () => {
+  const checks = byName(
+    checkTargets([
+      figures({ subject: 'ferry', kind: 'backlog', commandsPerSecond: 1_300 }),
+      figures({ subject: 'peer', kind: 'backlog', commandsPerSecond: 1_000 }),
+      figures({
+        subject: 'ferry',
+        kind: 'paced',
+        ratePerSecond: 200,
+        latency: { p50Ms: 36, p95Ms: 80, p99Ms: 95, maxMs: 99, count: 100 },
+        cpuMsPerThousandCommands: 120,
+      }),
+      figures({ subject: 'peer', kind: 'paced', ratePerSecond: 200 }),
+    ]),
+  );
+  assert.equal(checks.get('backlog ferry / redpanda-connect, 0 ms'), true, '1.30x >= 1.25x');
+  assert.equal(checks.get('paced p50, 0 ms, 200/s'), false, '36 > 20 + 15');
+  assert.equal(checks.get('paced p99, 0 ms, 200/s'), false, '95 > 50 + 40');
+  assert.equal(checks.get('cpu per 1k commands, 0 ms, 200/s'), false, '120 > 100');
+  assert.equal(checks.get('cpu per 1k commands, 0 ms, backlog'), true, '100 <= 100');
+  assert.equal(checks.get('ferry peak RSS, any scenario'), true);
+});
+
+test('without a peer only the memory bound is checked; over 128 MiB it is missed', () => {
+  const checks = checkTargets([
+    figures({ subject: 'ferry', kind: 'backlog', peakRssBytes: 129 * MIB }),
+  ]);
+  assert.deepEqual(
+    checks.map((check) => [check.name, check.met]),
+    [['ferry peak RSS, any scenario', false]],
+  );
+});
