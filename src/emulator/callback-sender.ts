@@ -104,11 +104,6 @@ export class CallbackSender {
     this.#pump();
   }
 
-  /** Whether callbacks are being held. */
-  get held(): boolean {
-    return this.#held;
-  }
-
   /** Counters since the last reset. */
   stats(): CallbackSenderStats {
     return {

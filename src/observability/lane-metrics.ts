@@ -6,7 +6,6 @@
  * way: an urgent command's latency is what its lane is for, and mixed into the bulk lane's
  * it would not show; summed without `lane`, they still add up across lanes.
  */
-import type { Gauge, Histogram } from 'prom-client';
 import type { FerryMetrics } from './metrics.ts';
 
 /** The gauges each lane sets for itself. */
@@ -29,50 +28,43 @@ export const LANE_HISTOGRAMS = [
 
 export type LaneName = 'urgent';
 
-/** `metrics` with the lane's gauges labelled `lane`. */
+/** `metrics` with the lane's gauges and latency histograms labelled `lane`. */
 export function laneMetrics(metrics: FerryMetrics, lane: LaneName): FerryMetrics {
   const view: Record<string, unknown> = { ...metrics };
-  for (const name of LANE_GAUGES) view[name] = labelled(metrics[name] as Gauge<string>, { lane });
-  for (const name of LANE_HISTOGRAMS) {
-    view[name] = labelledHistogram(metrics[name] as Histogram<string>, { lane });
-  }
+  const extra = { lane };
+  for (const name of LANE_GAUGES) view[name] = labelled(metrics[name], extra, ['set'], ['remove']);
+  for (const name of LANE_HISTOGRAMS) view[name] = labelled(metrics[name], extra, ['observe'], []);
   return view as unknown as FerryMetrics;
 }
 
-/** A gauge whose `set` and `remove` add `extra` to the labels they are given. */
-function labelled(gauge: Gauge<string>, extra: Record<string, string>): Gauge<string> {
-  return new Proxy(gauge, {
-    get(target, property, receiver) {
-      if (property === 'set') {
-        return (labelsOrValue: Record<string, string> | number, value?: number) =>
-          typeof labelsOrValue === 'number'
-            ? target.set(extra, labelsOrValue)
-            : target.set({ ...labelsOrValue, ...extra }, value as number);
-      }
-      if (property === 'remove') {
-        return (labels: Record<string, string>) => target.remove({ ...labels, ...extra });
-      }
-      const member = Reflect.get(target, property, receiver);
-      return typeof member === 'function' ? member.bind(target) : member;
-    },
-  });
-}
+type Labels = Record<string, string>;
 
-/** A histogram whose `observe` adds `extra` to the labels it is given. */
-function labelledHistogram(
-  histogram: Histogram<string>,
-  extra: Record<string, string>,
-): Histogram<string> {
-  return new Proxy(histogram, {
+/**
+ * `metric` with `extra` added to the labels its methods are given: `valued` methods take
+ * (labels, value) or (value) as prom-client's `set` and `observe` do, `labelOnly` ones
+ * take labels alone (`remove`). Everything else is the metric's own.
+ */
+function labelled<M extends object>(
+  metric: M,
+  extra: Labels,
+  valued: readonly string[],
+  labelOnly: readonly string[],
+): M {
+  return new Proxy(metric, {
     get(target, property, receiver) {
-      if (property === 'observe') {
-        return (labelsOrValue: Record<string, string> | number, value?: number) =>
+      const member = Reflect.get(target, property, receiver) as unknown;
+      if (typeof member !== 'function') return member;
+      const call = member as (...args: unknown[]) => unknown;
+      if (typeof property === 'string' && valued.includes(property)) {
+        return (labelsOrValue: Labels | number, value?: number) =>
           typeof labelsOrValue === 'number'
-            ? target.observe(extra, labelsOrValue)
-            : target.observe({ ...labelsOrValue, ...extra }, value as number);
+            ? call.call(target, extra, labelsOrValue)
+            : call.call(target, { ...labelsOrValue, ...extra }, value);
       }
-      const member = Reflect.get(target, property, receiver);
-      return typeof member === 'function' ? member.bind(target) : member;
+      if (typeof property === 'string' && labelOnly.includes(property)) {
+        return (labels: Labels) => call.call(target, { ...labels, ...extra });
+      }
+      return call.bind(target);
     },
   });
 }
