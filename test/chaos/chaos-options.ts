@@ -31,6 +31,7 @@ export const fullRunDefaults: Omit<ChaosOptions, 'log' | 'seed'> = {
   brokerHeapMb: 512,
   keepLogsDir: tmpdir(),
   statusTracking: true,
+  lateCopies: 200,
 };
 
 /** Hard limit of a whole run, set-up and clean-up included. */

@@ -36,6 +36,11 @@ export async function kcatProduce(
     [
       ...['-P', '-b', brokers, '-t', topic, '-z', codec, '-K', '\t'],
       ...['-X', 'linger.ms=50', '-X', 'enable.idempotence=true'],
+      // The Java client's partitioner, which kafkajs's default also is: a key lands on the
+      // partition it lands on from the run's own producer. librdkafka's default
+      // (consistent_random, CRC32) would put a copy on another partition, where it is
+      // not recognised as one.
+      ...['-X', 'partitioner=murmur2_random'],
     ],
     { timeout: 60_000 },
   );

@@ -30,6 +30,7 @@ import { buildCommandMix, type PlannedRecord } from './command-mix.ts';
 import { killOnExit, ReplicaSet } from './ferry-replicas.ts';
 import { KAFKA_CODECS, kcatProduce } from './kcat-producer.ts';
 import { keepRunFiles, saveReplicaMetrics } from './kept-logs.ts';
+import { type LateCopies, writeLateCopies } from './late-copies.ts';
 import { createSeededRandom, type SeededRandom } from './seeded-random.ts';
 import { type ChaosFigures, verifyRun } from './verify-run.ts';
 
@@ -72,6 +73,11 @@ export interface ChaosOptions {
    * waits up to FINAL_STATUS_WAIT_MS after the drain for every final event, then checks them.
    */
   readonly statusTracking?: boolean;
+  /**
+   * After the drain, this many of the earliest commands that reached the gateway are
+   * written again with kcat (late-copies.ts) and must be answered `duplicate`; 0: none.
+   */
+  readonly lateCopies?: number;
   /** Extra FERRY_* variables for every replica. */
   readonly ferryEnv?: Readonly<Record<string, string>>;
   /** Where replica and broker logs are copied when the run fails (none: not kept). */
@@ -345,27 +351,45 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     );
 
     // Drained: the group's committed offsets reached the end of every partition.
-    let drainedAt: number | undefined;
-    let lastLag: number | string | undefined;
-    let lastLagLog = Date.now();
-    const drainDeadline = lastFaultAt + options.drainTimeoutMs;
-    while (Date.now() < drainDeadline) {
-      signal.throwIfAborted();
-      lastLag = await groupLag(brokers, group, topics.commands);
-      if (lastLag === 0) {
-        drainedAt = Date.now();
-        break;
+    const awaitDrain = async (deadline: number): Promise<number | undefined> => {
+      let lastLag: number | string | undefined;
+      let lastLagLog = Date.now();
+      while (Date.now() < deadline) {
+        signal.throwIfAborted();
+        lastLag = await groupLag(brokers, group, topics.commands);
+        if (lastLag === 0) return Date.now();
+        if (Date.now() - lastLagLog > 10_000) {
+          lastLagLog = Date.now();
+          log(`lag: ${lastLag}`);
+        }
+        await wait(250);
       }
-      if (Date.now() - lastLagLog > 10_000) {
-        lastLagLog = Date.now();
-        log(`lag: ${lastLag}`);
-      }
-      await wait(250);
-    }
-    if (drainedAt === undefined) {
       log(`the lag did not drain: ${lastLag} left`);
-      await saveReplicaMetrics(dir, replicas.names);
-    } else log(`lag drained ${drainedAt - lastFaultAt} ms after the last fault`);
+      return undefined;
+    };
+    let drainedAt = await awaitDrain(lastFaultAt + options.drainTimeoutMs);
+    if (drainedAt === undefined) await saveReplicaMetrics(dir, replicas.names);
+    else log(`lag drained ${drainedAt - lastFaultAt} ms after the last fault`);
+
+    // Copies of the earliest commands, minutes after their firsts and after every fault.
+    let lateCopies: LateCopies | undefined;
+    if (drainedAt !== undefined && (options.lateCopies ?? 0) > 0 && env.FERRY_DEDUPE !== 'false') {
+      lateCopies = await writeLateCopies({
+        brokers,
+        commandsTopic: topics.commands,
+        resultsTopic: topics.results,
+        candidates: viaKafkajs
+          .filter((r) => r.reconcilableId !== undefined && !r.headers && !r.expectDeadLetter)
+          .slice(0, (options.lateCopies ?? 0) * 2),
+        count: options.lateCopies ?? 0,
+        firstWrittenAt: runStart,
+      });
+      log(
+        `wrote ${lateCopies.keys.length} late copies (kcat), ${lateCopies.secondsAfterFirst} s after their firsts`,
+      );
+      const lateDrainedAt = await awaitDrain(Date.now() + 60_000);
+      if (lateDrainedAt === undefined) drainedAt = undefined;
+    }
 
     const plannedKeys = new Set(plan.map((r) => r.key));
     // The replicas finalize what they sent while they run: wait for it (bounded) before stopping them.
@@ -427,6 +451,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       seed: options.seed,
       ...(oversize ? { oversize } : {}),
       ...(finalStatuses ? { finalStatuses } : {}),
+      ...(lateCopies ? { lateCopies } : {}),
+      dedupe: env.FERRY_DEDUPE !== 'false',
       ...(tracked?.completedAt !== undefined && drainedAt !== undefined
         ? { finalStatusWaitMs: tracked.completedAt - drainedAt }
         : {}),

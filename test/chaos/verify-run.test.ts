@@ -212,3 +212,64 @@ test('with final status tracking, a message sent needs exactly one final event, 
     /1 final status events for messages never sent successfully: 2/,
   );
 });
+
+test('late copies: each must be answered duplicate with its first msg_id, and its id sent once', () => {
+  const first = { success: true, stage: 'upstream', msg_id: '77' };
+  const copy = {
+    success: false,
+    stage: 'validation',
+    code: 'duplicate',
+    msg_id: '77',
+    duplicate_of: { success: true },
+  };
+  const good = verifyRun(
+    input({
+      commandKeys: ['1', '1', '2', 'fuzz-0'],
+      results: [
+        result('1', first),
+        result('1', copy),
+        result('2', { success: true, stage: 'upstream', reconciled: true }),
+        result('fuzz-0', { success: false, stage: 'validation' }),
+      ],
+      lateCopies: { keys: ['1'], secondsAfterFirst: 120 },
+    }),
+  );
+  assert.deepEqual(good.violations, []);
+  assert.deepEqual(good.figures.lateCopies, {
+    written: 1,
+    secondsAfterFirst: 120,
+    answeredDuplicate: 1,
+  });
+
+  // The copy sent again: two non-duplicate results and two sends.
+  const sentAgain = verifyRun(
+    input({
+      commandKeys: ['1', '1', '2', 'fuzz-0'],
+      results: [
+        result('1', first),
+        result('1', { ...first, msg_id: '78' }),
+        result('2', { success: true, stage: 'upstream', reconciled: true }),
+        result('fuzz-0', { success: false, stage: 'validation' }),
+      ],
+      sendsById: { '1': 2, '2': 1 },
+      lateCopies: { keys: ['1'], secondsAfterFirst: 120 },
+    }),
+  );
+  assert.ok(sentAgain.violations.some((v) => v.includes('late copies not answered duplicate')));
+
+  // Answered duplicate but with another outcome than its first's.
+  const otherOutcome = verifyRun(
+    input({
+      commandKeys: ['1', '1', '2', 'fuzz-0'],
+      results: [
+        result('1', first),
+        result('1', { ...copy, msg_id: '99' }),
+        result('2', { success: true, stage: 'upstream', reconciled: true }),
+        result('fuzz-0', { success: false, stage: 'validation' }),
+      ],
+      lateCopies: { keys: ['1'], secondsAfterFirst: 120 },
+    }),
+  );
+  assert.equal(otherOutcome.figures.lateCopies?.answeredDuplicate, 0);
+  assert.equal(otherOutcome.violations.length, 1);
+});

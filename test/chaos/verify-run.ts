@@ -48,6 +48,8 @@ export interface VerifyInput {
   readonly finalStatuses?: readonly ReadBack[];
   /** From a drained lag to the last message's final status event; undefined when not all came. */
   readonly finalStatusWaitMs?: number;
+  /** Commands written again long after their first (late-copies.ts); checked with dedupe on. */
+  readonly lateCopies?: { readonly keys: readonly string[]; readonly secondsAfterFirst: number };
 }
 
 /** Final status figures of a run with tracking. */
@@ -98,6 +100,12 @@ export interface ChaosFigures {
   oversize: string;
   /** null: the run had final status tracking off. */
   finalStatuses: FinalStatusFigures | null;
+  /** Copies written after the drain, minutes after their firsts: how many were answered `duplicate`. */
+  lateCopies: {
+    written: number;
+    secondsAfterFirst: number;
+    answeredDuplicate: number | null;
+  } | null;
 }
 
 /** A replica exiting on its own this long after the broker came back still counts as caused by the outage. */
@@ -375,6 +383,14 @@ export function verifyRun(input: VerifyInput): { figures: ChaosFigures; violatio
   const finalStatuses = input.finalStatuses
     ? checkFinalStatuses(input, input.finalStatuses, violations)
     : null;
+  const reconcilableIdOf = new Map(input.plan.map((r) => [r.key, r.reconcilableId]));
+  const late =
+    input.lateCopies && input.dedupe !== false
+      ? checkLateCopies(input.lateCopies.keys, resultsByKey, input.sendsById, (key) =>
+          reconcilableIdOf.get(key),
+        )
+      : undefined;
+  if (late) violations.push(...late.violations);
 
   const figures: ChaosFigures = {
     seed: input.seed,
@@ -408,10 +424,50 @@ export function verifyRun(input: VerifyInput): { figures: ChaosFigures; violatio
       ? `${input.oversize.bytes} bytes: ${input.oversize.accepted ? 'accepted' : `refused by the producer/broker (${input.oversize.error ?? ''})`}`
       : 'not tried',
     finalStatuses,
+    lateCopies: input.lateCopies
+      ? {
+          written: input.lateCopies.keys.length,
+          secondsAfterFirst: input.lateCopies.secondsAfterFirst,
+          answeredDuplicate: late?.answeredDuplicate ?? null,
+        }
+      : null,
   };
   return { figures, violations };
 }
 
 function sample(items: readonly string[], size = 10): string {
   return items.length <= size ? items.join(', ') : `${items.slice(0, size).join(', ')}, …`;
+}
+
+/** What the results say of the late copies; `violations` is empty when every copy held. */
+export function checkLateCopies(
+  keys: readonly string[],
+  resultsByKey: ReadonlyMap<string, readonly Record<string, unknown>[]>,
+  sendsById: Readonly<Record<string, number>>,
+  idOf: (key: string) => string | undefined,
+): { answeredDuplicate: number; violations: string[] } {
+  const wrong: string[] = [];
+  let answeredDuplicate = 0;
+  for (const key of keys) {
+    const list = resultsByKey.get(key) ?? [];
+    const firsts = list.filter((r) => r.code !== 'duplicate');
+    const copies = list.filter((r) => r.code === 'duplicate');
+    const first = firsts[0];
+    const id = idOf(key);
+    const sameOutcome = copies.every(
+      (c) =>
+        c.msg_id === first?.msg_id &&
+        (c.duplicate_of as { success?: unknown } | undefined)?.success === first?.success,
+    );
+    if (firsts.length === 1 && copies.length >= 1 && sameOutcome) answeredDuplicate += 1;
+    else wrong.push(`${key} (${firsts.length} sent, ${copies.length} duplicate)`);
+    if (id !== undefined && (sendsById[id] ?? 0) > 1) wrong.push(`${key}: id ${id} sent again`);
+  }
+  const violations =
+    wrong.length > 0
+      ? [
+          `${wrong.length} late copies not answered duplicate with their first's outcome: ${wrong.slice(0, 10).join(', ')}`,
+        ]
+      : [];
+  return { answeredDuplicate, violations };
 }
