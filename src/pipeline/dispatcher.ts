@@ -61,6 +61,10 @@ export class Dispatcher {
         ? { concurrency: options.concurrency, intervalCap: options.rateLimitRps, interval: 1000 }
         : { concurrency: options.concurrency },
     );
+    // The queue counts an envelope as pending until its task has returned, after the
+    // task's own last gauge update: without this the gauge kept the last envelope in
+    // flight until the next one.
+    this.#queue.addEventListener('next', () => this.#updateGauges());
     this.#reconciler = new Reconciler({
       gate: options.gate,
       metrics: options.metrics,
