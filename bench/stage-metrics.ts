@@ -16,6 +16,8 @@ export interface StageFigures {
 }
 
 const BUCKET_LINE = /^ferry_pipeline_stage_seconds_bucket\{([^}]*)\} (\S+)$/gm;
+/** ferry's own end to end (record timestamp to result committed), summed over types as stage `end_to_end`. */
+const END_TO_END_LINE = /^ferry_end_to_end_seconds_bucket\{([^}]*)\} (\S+)$/gm;
 const LABEL = /(\w+)="([^"]*)"/g;
 
 /** @param lane only that lane's batches (`urgent`); undefined: the bulk lane's (no `lane` label). */
@@ -34,6 +36,15 @@ export function parseStageBuckets(metricsText: string, lane?: string): StageBuck
     }
     buckets.set(le === '+Inf' ? Number.POSITIVE_INFINITY : Number(le), Number(match[2]));
   }
+  const endToEnd = new Map<number, number>();
+  for (const match of metricsText.matchAll(END_TO_END_LINE)) {
+    const labels = new Map([...(match[1] ?? '').matchAll(LABEL)].map((l) => [l[1], l[2]]));
+    const le = labels.get('le');
+    if (labels.get('lane') !== lane || le === undefined) continue;
+    const bound = le === '+Inf' ? Number.POSITIVE_INFINITY : Number(le);
+    endToEnd.set(bound, (endToEnd.get(bound) ?? 0) + Number(match[2]));
+  }
+  if (endToEnd.size > 0) out.set('end_to_end', endToEnd);
   return out;
 }
 

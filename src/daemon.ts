@@ -1,6 +1,7 @@
 import { AdminServer } from './admin/admin-server.ts';
 import { DeadLetterReplay } from './admin/dead-letter-replay.ts';
 import { CallbackReceiver } from './callbacks/index.ts';
+import { createGateway, createKafkaClient } from './clients.ts';
 import type { Config } from './config/config.ts';
 import { readKafkaSecurity } from './config/kafka-security.ts';
 import { FleetControl } from './fleet/fleet-control.ts';
@@ -10,19 +11,19 @@ import { type ConnectionRefusal, HttpServer } from './http/http-server.ts';
 import { ControlTopic } from './kafka/control-topic.ts';
 import { DeadLetterReader } from './kafka/dead-letter-reader.ts';
 import { KafkaAccessCheck } from './kafka/kafka-access.ts';
-import { KafkaClient, type RecordProducer } from './kafka/kafka-client.ts';
+import type { KafkaClient, RecordProducer } from './kafka/kafka-client.ts';
 import { laneOptions, trackingTopicsOf, urgentDedupeTopicOf } from './lane-options.ts';
 import { type HealthSource, registerOpsRoutes } from './observability/health.ts';
-import { laneMetrics } from './observability/lane-metrics.ts';
-import type { Logger } from './observability/logger.ts';
+import { type Logger, lineWriterOf } from './observability/logger.ts';
 import type { FerryMetrics, HttpPortLabel } from './observability/metrics.ts';
 import type { Tracer } from './observability/tracing.ts';
 import { BalancePoller } from './pipeline/balance-poller.ts';
 import { Pipeline } from './pipeline/pipeline.ts';
 import { PipelineLanes } from './pipeline/pipeline-lanes.ts';
 import { RetryAfterHold } from './pipeline/retry-after-hold.ts';
-import { GatewayClient } from './upstream/gateway-client.ts';
-import { GatewayHttp } from './upstream/gateway-http.ts';
+import type { GatewayClient } from './upstream/gateway-client.ts';
+import type { GatewayHttp } from './upstream/gateway-http.ts';
+import { UrgentLaneThread } from './urgent-lane/urgent-lane-thread.ts';
 import { FERRY_VERSION } from './version.ts';
 
 export interface DaemonOptions {
@@ -48,6 +49,8 @@ export class Daemon implements HealthSource {
   readonly gatewayHttp: GatewayHttp;
   readonly gateway: GatewayClient;
   readonly pipeline: PipelineLanes;
+  /** The urgent lane's thread, when FERRY_TOPIC_COMMANDS_URGENT is set. */
+  readonly #urgent: UrgentLaneThread | undefined;
   /** The public port (FERRY_HTTP_PORT): the gateway's callbacks. */
   readonly http: HttpServer;
   /** The operations port (FERRY_OPS_PORT): `/metrics` and the health probes. */
@@ -71,58 +74,34 @@ export class Daemon implements HealthSource {
     this.#log = logger.child({ component: 'daemon' });
     // PEM files are read once, here: a rotated certificate takes a restart.
     const security = readKafkaSecurity(config);
-    this.kafka = new KafkaClient({
-      brokers: config.FERRY_KAFKA_BROKERS,
-      clientId: config.FERRY_KAFKA_CLIENT_ID,
-      security,
-      logger,
-      compression: config.FERRY_KAFKA_COMPRESSION,
-      onError: (client, kind) => metrics.kafkaErrors.inc({ client, kind }),
-      onTransactionalRequest: (api) => metrics.kafkaTransactionalRequests.inc({ api }),
-      // A record batch is judged as a whole against max.message.bytes: several results or
-      // dead letters in one request must fit the same limit a single one does.
-      maxProduceBytes: Math.min(512 * 1024, config.FERRY_RECORD_MAX_BYTES),
-    });
-    this.gatewayHttp = new GatewayHttp({
-      syncBaseUrl: config.FERRY_SYNC_BASE_URL,
-      asyncBaseUrl: config.FERRY_ASYNC_BASE_URL,
-      requestTimeoutMs: config.FERRY_REQUEST_TIMEOUT_MS,
-      // Each lane's envelopes in flight at once, each on a connection of its own.
-      connections: Math.max(
-        8,
-        config.FERRY_CONCURRENCY +
-          (config.FERRY_TOPIC_COMMANDS_URGENT ? config.FERRY_CONCURRENCY_URGENT : 0),
-      ),
-    });
-    this.gateway = new GatewayClient({
-      http: this.gatewayHttp,
-      apiKey: config.FERRY_API_KEY,
-      onRequest: (transport, outcome, seconds) => {
-        metrics.gatewayRequests.inc({ transport, outcome });
-        metrics.gatewayRequestDuration.observe({ transport, outcome }, seconds);
-      },
-    });
-    const lane = {
-      // The gateway's Retry-After holds every request of this replica, whichever lane.
-      retryAfterHold: new RetryAfterHold(config.FERRY_RETRY_AFTER_MAX_MS),
-      kafka: this.kafka,
-      gateway: this.gateway,
-      logger,
-      metrics,
-      onCrash: (error: Error) => options.onFatal(error),
-      tracer: options.tracer,
-    };
+    this.kafka = createKafkaClient(config, { logger, metrics, security });
+    const gateway = createGateway(config, metrics, config.FERRY_CONCURRENCY);
+    this.gatewayHttp = gateway.http;
+    this.gateway = gateway.client;
+    // The gateway's Retry-After holds every request of this replica, whichever lane.
+    const retryAfterHold = new RetryAfterHold(config.FERRY_RETRY_AFTER_MAX_MS);
+    this.#urgent = config.FERRY_TOPIC_COMMANDS_URGENT
+      ? new UrgentLaneThread({
+          config,
+          logger,
+          writeLogLine: lineWriterOf(logger),
+          retryAfterHold,
+          onCrash: (error) => options.onFatal(error),
+        })
+      : undefined;
     this.pipeline = new PipelineLanes(
-      new Pipeline(laneOptions(config, lane)),
-      config.FERRY_TOPIC_COMMANDS_URGENT
-        ? new Pipeline(
-            laneOptions(
-              config,
-              { ...lane, metrics: laneMetrics(metrics, 'urgent') },
-              config.FERRY_TOPIC_COMMANDS_URGENT,
-            ),
-          )
-        : undefined,
+      new Pipeline(
+        laneOptions(config, {
+          retryAfterHold,
+          kafka: this.kafka,
+          gateway: this.gateway,
+          logger,
+          metrics,
+          onCrash: (error: Error) => options.onFatal(error),
+          tracer: options.tracer,
+        }),
+      ),
+      this.#urgent,
     );
     // One server per audience: whatever load reaches the public callback route, the
     // kubelet's probes and Prometheus are answered on a port of their own. Both are bounded
@@ -141,7 +120,12 @@ export class Daemon implements HealthSource {
       logger,
       ...bounds('ops'),
     });
-    registerOpsRoutes(this.ops, { metrics, health: this });
+    const urgent = this.#urgent;
+    registerOpsRoutes(this.ops, {
+      metrics,
+      health: this,
+      ...(urgent ? { otherMetrics: () => urgent.metrics() } : {}),
+    });
     this.http = new HttpServer({
       name: 'http',
       host: config.FERRY_HTTP_HOST,

@@ -10,6 +10,7 @@
  */
 import { type HttpServer, sendJson, sendText } from '../http/http-server.ts';
 import type { FerryMetrics } from './metrics.ts';
+import { type MetricJson, mergeMetrics, metricsText } from './metrics-merge.ts';
 
 /** What the process says about itself; implemented by the daemon. */
 export interface HealthSource {
@@ -23,6 +24,8 @@ export interface HealthSource {
 export interface OpsRoutesOptions {
   readonly metrics: Pick<FerryMetrics, 'registry'>;
   readonly health: HealthSource;
+  /** Metrics another thread of the process keeps (the urgent lane's), served with these. */
+  readonly otherMetrics?: () => Promise<MetricJson[]>;
 }
 
 /**
@@ -36,8 +39,11 @@ export function registerOpsRoutes(server: HttpServer, options: OpsRoutesOptions)
   const { registry } = options.metrics;
   const { health } = options;
 
+  const { otherMetrics } = options;
   server.route('GET', '/metrics', async (_req, res) => {
-    const text = await registry.metrics();
+    const text = otherMetrics
+      ? await metricsText(mergeMetrics(await registry.getMetricsAsJSON(), await otherMetrics()))
+      : await registry.metrics();
     res.writeHead(200, {
       'Content-Type': registry.contentType,
       'Content-Length': Buffer.byteLength(text),

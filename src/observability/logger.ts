@@ -124,3 +124,14 @@ function toDestination(destination: LoggerOptions['destination']): pino.Destinat
   }
   return destination as pino.DestinationStream;
 }
+
+/**
+ * Writes finished log lines (another thread's, already redacted there) where `logger`'s
+ * own lines go.
+ */
+export function lineWriterOf(logger: Logger): (line: string) => void {
+  const stream = (logger as unknown as Record<symbol, pino.DestinationStream>)[
+    pino.symbols.streamSym
+  ];
+  return (line) => stream?.write(line);
+}

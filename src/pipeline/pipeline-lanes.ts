@@ -1,23 +1,31 @@
 /**
  * The bulk lane and, when configured, the urgent lane: two pipelines in one process,
  * each with its own consumer group, send queue, in-flight budget and transactions, so a
- * login code never waits in a queue behind a campaign. Operators steer them as one: a
- * pause, a resume or a drain applies to both, and the state shows both.
+ * login code never waits in a queue behind a campaign (the urgent one runs on a thread
+ * of its own: src/urgent-lane/). Operators steer them as one: a pause, a resume or a
+ * drain applies to both, and the state shows both.
  */
 import type { DesiredConsumption } from './consumption-mode.ts';
-import type { Pipeline } from './pipeline.ts';
 import type { PipelineControl, PipelineState } from './pipeline-control.ts';
 
-export class PipelineLanes implements PipelineControl {
-  readonly bulk: Pipeline;
-  readonly urgent: Pipeline | undefined;
+/** A lane as the process starts and stops it: a pipeline, or a thread running one. */
+export interface Lane extends PipelineControl {
+  readonly running: boolean;
+  start(): Promise<void>;
+  /** @returns true when it drained within `graceMs`. */
+  stop(graceMs: number): Promise<boolean>;
+}
 
-  constructor(bulk: Pipeline, urgent?: Pipeline) {
+export class PipelineLanes implements PipelineControl {
+  readonly bulk: Lane;
+  readonly urgent: Lane | undefined;
+
+  constructor(bulk: Lane, urgent?: Lane) {
     this.bulk = bulk;
     this.urgent = urgent;
   }
 
-  get #lanes(): Pipeline[] {
+  get #lanes(): Lane[] {
     return this.urgent ? [this.urgent, this.bulk] : [this.bulk];
   }
 

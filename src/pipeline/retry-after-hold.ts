@@ -13,6 +13,8 @@ export class RetryAfterHold {
   readonly #now: () => number;
   /** Monotonic time until which nothing is sent; 0 when there is no hold. */
   #until = 0;
+  /** Told when an answer here lengthened the hold (the other lane's thread holds too). */
+  #onLengthened: ((remainingMs: number) => void) | undefined;
 
   /**
    * @param maxMs the longest hold one answer can ask for (FERRY_RETRY_AFTER_MAX_MS); 0 turns
@@ -35,8 +37,28 @@ export class RetryAfterHold {
    */
   hold(askedMs: number): number {
     const until = this.#now() + Math.min(Math.max(0, askedMs), this.#maxMs);
-    if (until > this.#until) this.#until = until;
+    if (until > this.#until) {
+      this.#until = until;
+      this.#onLengthened?.(this.remainingMs);
+    }
     return this.remainingMs;
+  }
+
+  /**
+   * `listener` hears of every hold an answer here lengthened, with the hold left: the
+   * replica's other thread applies it with {@link mirror}. One listener; a second replaces it.
+   */
+  onLengthened(listener: (remainingMs: number) => void): void {
+    this.#onLengthened = listener;
+  }
+
+  /**
+   * Applies a hold another thread of this replica was asked for (`remainingMs` left there
+   * when it was posted), without telling the listener: it came from there.
+   */
+  mirror(remainingMs: number): void {
+    const until = this.#now() + Math.min(Math.max(0, remainingMs), this.#maxMs);
+    if (until > this.#until) this.#until = until;
   }
 
   /**

@@ -43,3 +43,25 @@ ferry_pipeline_stage_seconds_bucket{le="+Inf",stage="commit",lane="urgent"} 2
   assert.equal(parseStageBuckets(text).get('commit')?.get(Number.POSITIVE_INFINITY), 9);
   assert.equal(parseStageBuckets(text, 'urgent').get('commit')?.get(Number.POSITIVE_INFINITY), 2);
 });
+
+test("ferry's own end to end is read per lane, summed over operation types", () => {
+  const text = `
+ferry_end_to_end_seconds_bucket{le="0.1",type="sms"} 3
+ferry_end_to_end_seconds_bucket{le="+Inf",type="sms"} 4
+ferry_end_to_end_seconds_bucket{le="0.1",type="viber"} 1
+ferry_end_to_end_seconds_bucket{le="+Inf",type="viber"} 1
+ferry_end_to_end_seconds_bucket{le="0.1",type="sms",lane="urgent"} 5
+ferry_end_to_end_seconds_bucket{le="+Inf",type="sms",lane="urgent"} 6
+`;
+  assert.deepEqual(
+    [...(parseStageBuckets(text).get('end_to_end') ?? [])],
+    [
+      [0.1, 4],
+      [Number.POSITIVE_INFINITY, 5],
+    ],
+  );
+  assert.equal(
+    parseStageBuckets(text, 'urgent').get('end_to_end')?.get(Number.POSITIVE_INFINITY),
+    6,
+  );
+});

@@ -79,10 +79,15 @@ test('urgent commands are answered while a bulk backlog is still draining, each 
     [...bulkIds, ...urgentIds].every((id) => sends[String(id)] === 1),
     'the gateway got every command once',
   );
-  const inFlight = await ferry.metrics.envelopesInFlight.get();
-  assert.deepEqual(
-    inFlight.values.map((v) => v.labels.lane ?? 'bulk').sort(),
-    ['bulk', 'urgent'],
-    'each lane keeps its own gauge',
+  // The urgent lane runs on a thread of its own with a registry of its own; /metrics
+  // serves both, its gauges labelled, the counters both write added up.
+  const text = await (await fetch(`http://127.0.0.1:${ferry.daemon.ops.port}/metrics`)).text();
+  assert.match(text, /^ferry_envelopes_in_flight 0$/m, "the bulk lane's gauge");
+  assert.match(text, /^ferry_envelopes_in_flight\{lane="urgent"\} 0$/m, "the urgent lane's gauge");
+  const consumed = [...text.matchAll(/^ferry_commands_consumed_total\{[^}]*\} (\d+)$/gm)].reduce(
+    (sum, match) => sum + Number(match[1]),
+    0,
   );
+  assert.equal(consumed, BULK + URGENT, 'commands read by both lanes are counted once each');
+  assert.equal(text.match(/^# TYPE process_cpu_seconds_total /gm)?.length, 1);
 });

@@ -46,3 +46,20 @@ test('wait rejects when its signal aborts', async () => {
   setTimeout(() => controller.abort(new Error('stopping')), 20);
   await assert.rejects(hold.wait(controller.signal), /stopping/);
 });
+
+test('a lengthened hold is told to the other thread; a mirrored one is applied without echo', () => {
+  const { hold, advance } = clocked(60_000);
+  const told: number[] = [];
+  hold.onLengthened((remainingMs) => told.push(remainingMs));
+  hold.hold(5_000);
+  hold.hold(2_000);
+  assert.deepEqual(told, [5_000], 'only an answer that lengthened the hold is told');
+  advance(1_000);
+  hold.mirror(8_000);
+  assert.equal(hold.remainingMs, 8_000);
+  assert.deepEqual(told, [5_000], 'a mirrored hold is not told back');
+  hold.mirror(1_000);
+  assert.equal(hold.remainingMs, 8_000, 'a shorter mirrored hold keeps the longer one');
+  hold.mirror(86_400_000);
+  assert.equal(hold.remainingMs, 60_000, 'a mirrored hold is bounded like an answer');
+});
