@@ -134,6 +134,7 @@ export async function startFerry(
   emulator: Emulator,
   env: Record<string, string> = {},
   topics = testTopics(),
+  logger: Logger = testLogger(),
 ): Promise<TestFerry> {
   const fullEnv: Record<string, string> = {
     ...loopbackEnv({
@@ -156,7 +157,7 @@ export async function startFerry(
   const metrics = createMetrics();
   const daemon = new Daemon({
     config: readConfig(fullEnv),
-    logger: testLogger(),
+    logger,
     metrics,
     onFatal: (error) => {
       throw error;
