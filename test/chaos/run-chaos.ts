@@ -155,6 +155,9 @@ class Gate {
   }
 }
 
+/** The earliest a late copy is written, from the start of production. */
+const LATE_COPIES_AFTER_MS = 120_000;
+
 /**
  * Runs the whole scenario and checks it. Never throws for a violation: the report
  * says `ok: false` and lists them. @throws Error when the set-up itself fails
@@ -374,6 +377,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     // Copies of the earliest commands, minutes after their firsts and after every fault.
     let lateCopies: LateCopies | undefined;
     if (drainedAt !== undefined && (options.lateCopies ?? 0) > 0 && env.FERRY_DEDUPE !== 'false') {
+      // Minutes, not seconds: the firsts were written at the start of the window.
+      await wait(runStart + LATE_COPIES_AFTER_MS - Date.now());
       lateCopies = await writeLateCopies({
         brokers,
         commandsTopic: topics.commands,
