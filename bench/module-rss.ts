@@ -8,7 +8,10 @@ import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..');
-const runs = Number(process.argv[process.argv.indexOf('--runs') + 1] || 3);
+const runsFlag = process.argv.indexOf('--runs');
+// Without the flag, indexOf is -1 and argv[0] (node's path) is no count: 3 runs.
+const runs = runsFlag < 0 ? 3 : Number(process.argv[runsFlag + 1]);
+if (!Number.isInteger(runs) || runs < 1) throw new Error('--runs: a whole number >= 1');
 
 /** Each case: a label, node flags and the specifiers to import. */
 const cases: { label: string; flags?: string[]; imports: string[] }[] = [
