@@ -32,6 +32,7 @@ export const fullRunDefaults: Omit<ChaosOptions, 'log' | 'seed'> = {
   keepLogsDir: tmpdir(),
   statusTracking: true,
   lateCopies: 200,
+  lateCopiesAfterMs: 120_000,
 };
 
 /** Hard limit of a whole run, set-up and clean-up included. */

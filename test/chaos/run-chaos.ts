@@ -78,6 +78,8 @@ export interface ChaosOptions {
    * written again with kcat (late-copies.ts) and must be answered `duplicate`; 0: none.
    */
   readonly lateCopies?: number;
+  /** The earliest the late copies are written, in ms from the start of production. */
+  readonly lateCopiesAfterMs?: number;
   /** Extra FERRY_* variables for every replica. */
   readonly ferryEnv?: Readonly<Record<string, string>>;
   /** Where replica and broker logs are copied when the run fails (none: not kept). */
@@ -154,9 +156,6 @@ class Gate {
     await new Promise<void>((resolve) => this.#waiters.push(resolve));
   }
 }
-
-/** The earliest a late copy is written, from the start of production. */
-const LATE_COPIES_AFTER_MS = 120_000;
 
 /**
  * Runs the whole scenario and checks it. Never throws for a violation: the report
@@ -378,7 +377,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     let lateCopies: LateCopies | undefined;
     if (drainedAt !== undefined && (options.lateCopies ?? 0) > 0 && env.FERRY_DEDUPE !== 'false') {
       // Minutes, not seconds: the firsts were written at the start of the window.
-      await wait(runStart + LATE_COPIES_AFTER_MS - Date.now());
+      await wait(runStart + (options.lateCopiesAfterMs ?? 0) - Date.now());
       lateCopies = await writeLateCopies({
         brokers,
         commandsTopic: topics.commands,
