@@ -79,7 +79,17 @@ test('callbacks answered 503 during an outage, their receiver killed: every mess
     'callbacks answered 503 by the replica that cannot reach Kafka',
     async () => (a.ferry.output().includes('could not be published') ? true : undefined),
     40_000,
-  );
+  ).catch((error: unknown) => {
+    // Once failed in CI with nothing to read: what replica a and the emulator did.
+    const exit = a.ferry.child.exitCode ?? a.ferry.child.signalCode;
+    t.diagnostic(`replica a ${exit === null ? 'still running' : `exited (${exit})`}`);
+    const { callbacksSent, callbacksFailed, callbacksPending } = emulator.stats();
+    t.diagnostic(
+      `emulator callbacks: ${JSON.stringify({ callbacksSent, callbacksFailed, callbacksPending })}`,
+    );
+    t.diagnostic(`replica a's last lines:\n${a.ferry.output().split('\n').slice(-40).join('\n')}`);
+    throw error;
+  });
   // kill -9 while it holds them: whatever it kept in memory is gone.
   a.ferry.child.kill('SIGKILL');
   await a.ferry.exited();
