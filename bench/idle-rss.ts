@@ -3,7 +3,8 @@
  * ferry (as the container runs it), waits until ferry is ready and has sat idle, and
  * prints its RSS and CPU time. The figure behind the memory request in
  * deploy/k8s/base/deployment.yaml. Usage: node bench/idle-rss.ts [idle seconds, default 30] [-- node flags]
- * (FERRY_BENCH_FROM=src: from the TypeScript sources; default dist/, run `npm run build`)
+ * (FERRY_BENCH_FROM=src: from the TypeScript sources; default dist/, run `npm run build`;
+ * other FERRY_* variables of its environment are passed to ferry)
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -37,6 +38,14 @@ const broker = await startBroker({
   dir,
   ...(await brokerPorts()),
 });
+const passedThrough = Object.fromEntries(
+  Object.entries(process.env).filter(
+    (entry): entry is [string, string] =>
+      entry[0].startsWith('FERRY_') &&
+      !entry[0].startsWith('FERRY_BENCH_') &&
+      entry[1] !== undefined,
+  ),
+);
 const children: BenchChild[] = [];
 try {
   const emulatorPort = await freePort();
@@ -72,6 +81,9 @@ try {
       FERRY_GRPC_PORT: String(await freePort()),
       FERRY_ADMIN_LOOPBACK_ONLY: 'true',
       ...ferryEntryEnv(root, ferryEntryKind(process.env.FERRY_BENCH_FROM)),
+      // A configuration to measure at rest (e.g. FERRY_TOPIC_COMMANDS_URGENT: the urgent
+      // lane's thread), from this command's environment.
+      ...passedThrough,
     },
   });
   children.push(ferry);
