@@ -84,8 +84,6 @@ interface PartitionTrack {
   state: TrackingState;
   /** The next tracking offset to read. */
   next: string;
-  /** Messages this replica committed as sent on the partition and has not read back yet. */
-  unread: number;
   producer: PartitionProducer | undefined;
   ready: boolean;
   /** No lookups before this (ms since the epoch): the last ones could not be made. */
@@ -112,7 +110,7 @@ export class StatusTracker {
   /** Messages waiting for a final status in the partitions tracked here, those not read back yet included. */
   get pending(): number {
     let total = 0;
-    for (const track of this.#tracks.values()) total += track.state.pending + track.unread;
+    for (const track of this.#tracks.values()) total += track.state.waiting;
     return total;
   }
 
@@ -124,7 +122,7 @@ export class StatusTracker {
   sentCommitted(partition: number, messages: number): void {
     const track = this.#tracks.get(partition);
     if (!track) return;
-    track.unread += messages;
+    track.state.sentCommitted(messages);
     this.#checkBound();
   }
 
@@ -217,7 +215,6 @@ export class StatusTracker {
       partition,
       state: new TrackingState(this.#options.settings),
       next: '0',
-      unread: 0,
       producer: undefined,
       ready: false,
       lookupsPausedUntil: 0,
@@ -253,12 +250,8 @@ export class StatusTracker {
     if (!reader) throw new Error('status tracking is not started');
     track.next = await reader.readOn(track.partition, track.next, (stored) => {
       const record = readTrackingRecord(stored.key, stored.value);
-      if (record?.kind === 'sent') {
-        track.state.sentRead(record.message);
-        // Which replica wrote it is not known: an earlier owner's record counts off too,
-        // so the estimate errs low, never holding fetching for records already read.
-        if (track.unread > 0) track.unread -= 1;
-      } else if (record?.kind === 'callback') track.state.callbackRead(record.callback, nowMs);
+      if (record?.kind === 'sent') track.state.sentRead(record.message);
+      else if (record?.kind === 'callback') track.state.callbackRead(record.callback, nowMs);
       else if (record?.kind === 'finalized') track.state.finalizedRead(record.of, record.key);
     });
   }

@@ -1,10 +1,11 @@
 /**
  * What one command partition's owner knows of the messages waiting for a final status,
  * rebuilt from the tracking topic at every takeover and kept current by reading on.
- * Transitions, each named: a sent record read (`sentRead`), a callback record read
- * (`callbackRead`), a tombstone read (`finalizedRead`), a status lookup that found no
- * final status yet (`polled`), and a final status committed (`finalized`). `due` says what
- * is to be finalized now and how; it changes nothing.
+ * Transitions, each named: messages this replica committed as sent (`sentCommitted`: they
+ * count toward the bound before they are read back), a sent record read (`sentRead`), a
+ * callback record read (`callbackRead`), a tombstone read (`finalizedRead`), a status lookup
+ * that found no final status yet (`polled`), and a final status committed (`finalized`).
+ * `due` says what is to be finalized now and how; it changes nothing.
  */
 import {
   type MessageIds,
@@ -54,21 +55,43 @@ export class TrackingState {
   /** msg_id → match key of the sent message, for callbacks that name only the msg_id. */
   readonly #byMsgId = new Map<string, string>();
   readonly #callbacks = new Map<string, Held>();
+  /** Messages this replica committed as sent and has not read back yet. */
+  #unread = 0;
 
   constructor(limits: TrackingLimits) {
     this.#limits = limits;
   }
 
+  /** Sent messages read and not finalized. */
   get pending(): number {
     return this.#sent.size;
+  }
+
+  /** What counts toward the bound: the pending ones and those committed but not read back yet. */
+  get waiting(): number {
+    return this.#sent.size + this.#unread;
+  }
+
+  /**
+   * `messages` sent were committed by this replica: they count toward the bound now, not
+   * only once a later read finds them (a fast lane sends thousands in between).
+   */
+  sentCommitted(messages: number): void {
+    this.#unread += Math.max(0, messages);
   }
 
   get heldCallbacks(): number {
     return this.#callbacks.size;
   }
 
-  /** A message ferry sent: tracked until finalized. A newer record of the same key replaces it. */
+  /**
+   * A message ferry sent: tracked until finalized. A newer record of the same key replaces
+   * it. It counts one of the committed ones off; which replica wrote it is not known, so an
+   * earlier owner's record counts off too and the count errs low, never holding fetching
+   * for records already read.
+   */
   sentRead(message: SentMessage): void {
+    if (this.#unread > 0) this.#unread -= 1;
     const sentAtMs = Date.parse(message.sentAt);
     const at = Number.isFinite(sentAtMs) ? sentAtMs : 0;
     this.#forgetSent(message.key);

@@ -124,3 +124,22 @@ test('finalizedRead: tombstones read back (a previous owner finalized) end track
   assert.equal(state.due(T0 + 2_000).answered.length, 0);
   assert.equal(state.due(T0 + 61_000).orphans.length, 1);
 });
+
+test('sentCommitted: committed messages count toward the bound until read back, never below zero', () => {
+  const state = new TrackingState(limits);
+  state.sentCommitted(3);
+  assert.equal(state.waiting, 3, 'counted before any record is read');
+  assert.equal(state.pending, 0);
+  state.sentRead(sent('1'));
+  state.sentRead(sent('2'));
+  assert.equal(state.waiting, 3, 'a record read back moves from unread to pending');
+  assert.equal(state.pending, 2);
+  state.finalized('id:1');
+  assert.equal(state.waiting, 2);
+  // Records of an earlier owner count off too: the count errs low, never negative.
+  state.sentRead(sent('3'));
+  state.sentRead(sent('4'));
+  assert.equal(state.waiting, 3, 'pending 3, unread 0');
+  state.sentCommitted(-5);
+  assert.equal(state.waiting, 3, 'a negative count adds nothing');
+});
