@@ -1,9 +1,11 @@
 /**
  * One `/metrics` for the process: the main thread's registry with another thread's
  * (the urgent lane's worker thread has a registry of its own). Series both threads write with the same
- * labels (envelopes sent, gateway requests) are added up; the lane's gauges carry
- * `lane="urgent"` and so stay series of their own. Metrics only one side has (the
- * process and Node.js metrics, from the main thread) pass through as they are.
+ * labels (envelopes sent, gateway requests) are added up when they count (counters,
+ * histograms); a gauge series both have is the main thread's (the lane's gauges carry
+ * `lane="urgent"` and so are series of their own; an unlabelled one in the lane's registry,
+ * such as `ferry_build_info`, only repeats the main thread's). Metrics only one side has
+ * (the process and Node.js metrics, from the main thread) pass through as they are.
  */
 import { Registry } from 'prom-client';
 
@@ -15,15 +17,21 @@ function seriesKey(value: Value): string {
   return `${value.metricName ?? ''}\u0000${JSON.stringify(labels)}`;
 }
 
-/** `a` and `b`'s series of one metric, those with the same name and labels added up. */
-function sumSeries(a: MetricJson, b: MetricJson): MetricJson {
+/**
+ * `main` and `lane`'s series of one metric: those with the same name and labels added up,
+ * or for a gauge, main's kept.
+ */
+function mergeSeries(main: MetricJson, lane: MetricJson): MetricJson {
+  // prom-client types `type` as an enum; at run time it is the text ('gauge').
+  const add = String(main.type) !== 'gauge';
   const byKey = new Map<string, Value>();
-  for (const value of [...a.values, ...b.values] as Value[]) {
+  for (const value of [...main.values, ...lane.values] as Value[]) {
     const key = seriesKey(value);
     const seen = byKey.get(key);
-    byKey.set(key, seen ? { ...seen, value: seen.value + value.value } : { ...value });
+    if (!seen) byKey.set(key, { ...value });
+    else if (add) byKey.set(key, { ...seen, value: seen.value + value.value });
   }
-  return { ...a, values: [...byKey.values()] };
+  return { ...main, values: [...byKey.values()] };
 }
 
 export function mergeMetrics(
@@ -35,7 +43,7 @@ export function mergeMetrics(
   for (const metric of main) {
     const other = laneByName.get(metric.name);
     laneByName.delete(metric.name);
-    merged.push(other ? sumSeries(metric, other) : metric);
+    merged.push(other ? mergeSeries(metric, other) : metric);
   }
   merged.push(...laneByName.values());
   return merged;

@@ -19,8 +19,6 @@ export interface UrgentLaneWorkerData {
 export type LaneRequest =
   | { readonly op: 'start' }
   | { readonly op: 'stop'; readonly graceMs: number }
-  | { readonly op: 'pause' }
-  | { readonly op: 'resume' }
   | { readonly op: 'setDesired'; readonly desired: DesiredConsumption }
   | { readonly op: 'metrics' };
 
@@ -44,7 +42,13 @@ export type LaneAnswer =
   | { readonly kind: 'failed'; readonly id: number; readonly error: SerializedError };
 
 export type LaneEvent =
-  | { readonly kind: 'state'; readonly state: PipelineState; readonly running: boolean }
+  | {
+      readonly kind: 'state';
+      readonly state: PipelineState;
+      readonly running: boolean;
+      /** The id of the last request the worker took: a state built before a steer is stale. */
+      readonly handled: number;
+    }
   | { readonly kind: 'log'; readonly line: string }
   | { readonly kind: 'hold'; readonly remainingMs: number }
   | { readonly kind: 'crash'; readonly error: SerializedError };

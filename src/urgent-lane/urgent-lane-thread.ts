@@ -5,18 +5,22 @@
  * (decoding fetches of thousands of records, encoding their results); on a loop of their
  * own they wait only for their own.
  *
- * `state()` is synchronous for the admin API and readiness: it answers the state the
- * worker last posted (at most a few hundred ms old), with an operator's pause, resume or
- * desired state applied at once.
+ * `state()` is synchronous for the admin API, the fleet and readiness: it answers the
+ * state the worker last posted (at most a few hundred ms old), with the operator's desired
+ * state applied at once by the same rules the pipeline applies (ConsumptionMode). A state
+ * the worker built before it took the latest desired state is dropped, so a steer never
+ * seems undone. The desired state set before the thread starts (the fleet's, applied
+ * before any fetch) goes to the worker ahead of its start.
  */
 import { extname } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Config } from '../config/config.ts';
 import { FerryError } from '../errors.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { MetricJson } from '../observability/metrics-merge.ts';
-import type { DesiredConsumption } from '../pipeline/consumption-mode.ts';
+import { ConsumptionMode, type DesiredConsumption } from '../pipeline/consumption-mode.ts';
 import type { PipelineControl, PipelineState } from '../pipeline/pipeline-control.ts';
 import type { RetryAfterHold } from '../pipeline/retry-after-hold.ts';
 import {
@@ -33,16 +37,21 @@ export interface UrgentLaneThreadOptions {
   readonly writeLogLine: (line: string) => void;
   /** The main thread's Retry-After hold: each thread's holds apply to the other too. */
   readonly retryAfterHold: RetryAfterHold;
-  /** The lane stopped for good (its consumer crashed, or the thread died). */
+  /** The lane stopped for good (its consumer crashed, or the thread died). Called once. */
   readonly onCrash: (error: Error) => void;
 }
+
+/** How long a scrape waits for the lane's metrics before it serves the last ones it got. */
+const METRICS_WAIT_MS = 2_000;
+/** Beyond the drain's grace, how long a stop waits for the thread before ending it. */
+const STOP_MARGIN_MS = 10_000;
 
 const workerFile = new URL(
   `./urgent-lane-worker${extname(fileURLToPath(import.meta.url))}`,
   import.meta.url,
 );
 
-function initialState(desired: DesiredConsumption): PipelineState {
+function initialState(): PipelineState {
   return {
     running: false,
     paused: false,
@@ -51,9 +60,14 @@ function initialState(desired: DesiredConsumption): PipelineState {
     envelopesInFlight: 0,
     envelopesQueued: 0,
     commandsInFlight: 0,
-    desired,
+    desired: 'running',
     phase: 'running',
   };
+}
+
+interface Pending {
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: Error) => void;
 }
 
 export class UrgentLaneThread implements PipelineControl {
@@ -61,15 +75,18 @@ export class UrgentLaneThread implements PipelineControl {
   readonly #log: Logger;
   #worker: Worker | undefined;
   #nextId = 1;
-  readonly #pending = new Map<
-    number,
-    { resolve: (value: unknown) => void; reject: (error: Error) => void }
-  >();
-  #state: PipelineState = initialState('running');
+  readonly #pending = new Map<number, Pending>();
+  #state: PipelineState = initialState();
+  #desired: DesiredConsumption = 'running';
+  /** The id of the last desired state sent: a state the worker built before it is stale. */
+  #lastSteerId = 0;
   #running = false;
   /** Started once: a crash after this ends the process; one before it fails the start. */
   #started = false;
   #stopping = false;
+  #crashed = false;
+  /** The lane's metrics as last read: served while the thread cannot answer, so counters never drop. */
+  #lastMetrics: MetricJson[] = [];
 
   constructor(options: UrgentLaneThreadOptions) {
     this.#options = options;
@@ -82,18 +99,25 @@ export class UrgentLaneThread implements PipelineControl {
 
   /** Starts the thread and its pipeline. @throws FerryError as the lane's start would. */
   async start(): Promise<void> {
-    if (this.#worker) return;
+    if (this.#worker || this.#stopping) return;
     const { config, logger, retryAfterHold } = this.#options;
     const workerData: UrgentLaneWorkerData = { config, logLevel: logger.level };
     const worker = new Worker(workerFile, { workerData, name: 'ferry-urgent-lane' });
     this.#worker = worker;
     worker.on('message', (message: WorkerMessage) => this.#onMessage(message));
     worker.on('error', (error) => this.#died(error));
-    worker.on('exit', (code) => {
-      if (!this.#stopping) this.#died(new Error(`the urgent lane's thread exited (code ${code})`));
-    });
+    worker.on('exit', (code) =>
+      this.#died(new Error(`the urgent lane's thread exited (code ${code})`)),
+    );
     retryAfterHold.onLengthened((remainingMs) => worker.postMessage({ op: 'hold', remainingMs }));
-    await this.#request({ op: 'start' });
+    // Ahead of the start: a paused or draining fleet's lane starts paused or draining.
+    this.#steer(this.#desired);
+    try {
+      await this.#request({ op: 'start' });
+    } catch (error: unknown) {
+      await this.#end(worker, 'the urgent lane did not start');
+      throw error;
+    }
     this.#started = true;
   }
 
@@ -103,7 +127,13 @@ export class UrgentLaneThread implements PipelineControl {
     if (!worker || this.#stopping) return true;
     this.#stopping = true;
     try {
-      return (await this.#request({ op: 'stop', graceMs })) === true;
+      const answer = await Promise.race([
+        this.#request({ op: 'stop', graceMs }),
+        sleep(graceMs + STOP_MARGIN_MS, 'timed out', { ref: false }),
+      ]);
+      if (answer === 'timed out')
+        this.#log.warn({ graceMs }, 'the urgent lane did not stop in time');
+      return answer === true;
     } catch (error: unknown) {
       this.#log.warn(
         { err: error instanceof Error ? error.message : String(error) },
@@ -111,53 +141,74 @@ export class UrgentLaneThread implements PipelineControl {
       );
       return false;
     } finally {
-      this.#running = false;
-      await worker.terminate();
-      this.#worker = undefined;
+      await this.#end(worker, 'the urgent lane stopped');
     }
   }
 
-  pause(reason: 'operator'): void {
-    const reasons = new Set([...this.#state.pauseReasons, reason]);
-    this.#state = { ...this.#state, paused: true, pauseReasons: [...reasons] };
-    this.#send({ op: 'pause' });
+  pause(_reason: 'operator'): void {
+    this.setDesired('paused');
   }
 
   resume(): void {
-    this.#state = { ...this.#state, paused: false, pauseReasons: [] };
-    this.#send({ op: 'resume' });
+    this.setDesired('running');
   }
 
   setDesired(desired: DesiredConsumption): void {
-    this.#state = { ...this.#state, desired };
-    this.#send({ op: 'setDesired', desired });
+    this.#desired = desired;
+    // The same rules the lane's pipeline applies; an `Access denied` stop it reported holds
+    // through a pause only, as there.
+    const mode = new ConsumptionMode();
+    if (this.#state.pauseReasons.includes('access_denied')) {
+      mode.accessDenied(this.#state.lastError ?? 'access denied');
+    }
+    mode.desired(desired);
+    this.#state = {
+      ...this.#state,
+      desired,
+      paused: !mode.fetching,
+      pauseReasons: mode.pauseReasons,
+      phase: mode.phase(this.#state.commandsInFlight),
+    };
+    if (this.#worker && !this.#stopping) this.#steer(desired);
   }
 
   state(): PipelineState {
     return this.#state;
   }
 
-  /** The lane's metrics, for the process's `/metrics`; none while the thread is not up. */
+  /**
+   * The lane's metrics, for the process's `/metrics`. While the thread cannot answer in
+   * time (stopping, stopped, busy) the last ones read are served instead.
+   */
   async metrics(): Promise<MetricJson[]> {
-    if (!this.#worker || this.#stopping) return [];
-    return (await this.#request({ op: 'metrics' })) as MetricJson[];
+    if (!this.#worker || this.#stopping) return this.#lastMetrics;
+    const answer = await Promise.race([
+      this.#request({ op: 'metrics' }).catch(() => undefined),
+      sleep(METRICS_WAIT_MS, undefined, { ref: false }),
+    ]);
+    if (Array.isArray(answer)) this.#lastMetrics = answer as MetricJson[];
+    return this.#lastMetrics;
   }
 
-  /** A request whose answer nobody waits for; a failure is logged. */
-  #send(request: LaneRequest): void {
-    if (!this.#worker || this.#stopping) return;
-    this.#request(request).catch((error: unknown) =>
-      this.#log.warn(
-        { op: request.op, err: error instanceof Error ? error.message : String(error) },
-        'the urgent lane refused a request',
-      ),
-    );
+  #steer(desired: DesiredConsumption): void {
+    const worker = this.#worker;
+    if (!worker) return;
+    const id = this.#nextId++;
+    this.#lastSteerId = id;
+    // Answered like any request; nobody waits for it.
+    this.#pending.set(id, {
+      resolve: () => undefined,
+      reject: (error) =>
+        this.#log.warn({ desired, err: error.message }, 'the urgent lane refused a desired state'),
+    });
+    worker.postMessage({ op: 'setDesired', desired, id });
   }
 
   #request(request: LaneRequest): Promise<unknown> {
     const worker = this.#worker;
-    if (!worker)
+    if (!worker) {
       return Promise.reject(new FerryError('illegal_state', 'the urgent lane is not running'));
+    }
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
@@ -176,6 +227,8 @@ export class UrgentLaneThread implements PipelineControl {
         return;
       }
       case 'state':
+        // Built before the worker took the latest desired state: what it shows is undone.
+        if (message.handled < this.#lastSteerId) return;
         this.#state = message.state;
         this.#running = message.running;
         return;
@@ -187,19 +240,39 @@ export class UrgentLaneThread implements PipelineControl {
         return;
       case 'crash':
         this.#running = false;
-        if (this.#started) this.#options.onCrash(deserializeError(message.error));
+        if (this.#started) this.#crash(deserializeError(message.error));
         else
           this.#log.error({ err: message.error.message }, 'the urgent lane stopped while starting');
         return;
     }
   }
 
-  /** The thread itself failed: every request in flight fails, and the lane is lost. */
+  /** Ends the thread and fails whatever still waits for it. */
+  async #end(worker: Worker, why: string): Promise<void> {
+    this.#running = false;
+    this.#stopping = true;
+    await worker.terminate();
+    if (this.#worker === worker) this.#worker = undefined;
+    this.#failPending(new FerryError('illegal_state', why));
+  }
+
+  /** The thread failed or exited: every request in flight fails; unless stopping, the lane is lost. */
   #died(error: Error): void {
     this.#running = false;
     this.#worker = undefined;
-    for (const pending of this.#pending.values()) pending.reject(error);
+    this.#failPending(error);
+    if (this.#started && !this.#stopping) this.#crash(error);
+  }
+
+  #failPending(error: Error): void {
+    const pending = [...this.#pending.values()];
     this.#pending.clear();
-    if (this.#started && !this.#stopping) this.#options.onCrash(error);
+    for (const request of pending) request.reject(error);
+  }
+
+  #crash(error: Error): void {
+    if (this.#crashed) return;
+    this.#crashed = true;
+    this.#options.onCrash(error);
   }
 }

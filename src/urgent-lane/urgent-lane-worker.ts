@@ -75,9 +75,11 @@ const pipeline = new Pipeline(
 );
 
 let lastState = '';
+/** The id of the last request taken, posted with each state. */
+let handled = 0;
 function postState(): void {
   const state = pipeline.state();
-  const event: LaneEvent = { kind: 'state', state, running: pipeline.running };
+  const event: LaneEvent = { kind: 'state', state, running: pipeline.running, handled };
   const text = JSON.stringify(event);
   if (text === lastState) return;
   lastState = text;
@@ -97,10 +99,6 @@ async function answer(request: PostedRequest): Promise<unknown> {
       await tracing.stop();
       return drained;
     }
-    case 'pause':
-      return pipeline.pause('operator');
-    case 'resume':
-      return pipeline.resume();
     case 'setDesired':
       return pipeline.setDesired(request.desired);
     case 'metrics':
@@ -113,6 +111,7 @@ port.on('message', (message: PostedRequest | HoldMessage) => {
     retryAfterHold.mirror(message.remainingMs);
     return;
   }
+  handled = message.id;
   answer(message).then(
     (value) => {
       if (message.op !== 'stop') postState();

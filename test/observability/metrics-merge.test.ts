@@ -57,6 +57,8 @@ test("ferry's own registries merge: the process metrics once, from the main thre
   assert.ok(!laneJson.some((m) => m.name === 'process_cpu_seconds_total'));
   const text = await metricsText(mergeMetrics(await main.registry.getMetricsAsJSON(), laneJson));
   assert.match(text, /^ferry_envelopes_total\{transport="sync",outcome="ok"\} 5$/m);
+  // A gauge both registries hold with the same labels is the main thread's, not twice it.
+  assert.match(text, /^ferry_build_info\{[^}]*\} 1$/m);
   assert.equal(text.match(/^# TYPE process_cpu_seconds_total counter$/gm)?.length, 1);
   assert.match(text, /^process_start_time_seconds \d+/m);
 });

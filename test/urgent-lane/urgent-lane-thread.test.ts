@@ -91,3 +91,29 @@ test("a gateway's Retry-After answered to the bulk lane holds the urgent lane's 
   assert.ok(waited >= 2_000, `the urgent lane waited for the hold (${waited} ms)`);
   await untilResults(topics.results, 2, 30_000);
 });
+
+test("a replica started into a paused fleet starts its urgent lane paused, and the fleet's resume reaches it", {
+  timeout: 90_000,
+}, async (t) => {
+  const emulator = await startEmulator(t);
+  const topics = testTopics();
+  const urgentTopic = `${topics.commands}.urgent`;
+  const env = { FERRY_TOPIC_COMMANDS_URGENT: urgentTopic, FERRY_TOPIC_PARTITIONS: '2' };
+  const first = await startFerry(t, emulator, env, topics);
+  await first.daemon.fleet.setDesired('paused', 'urgent lane test');
+  await first.daemon.stop();
+
+  const second = await startFerry(t, emulator, env, topics);
+  const urgent = second.daemon.pipeline.urgent;
+  await sleep(1_000);
+  assert.equal(urgent?.state().desired, 'paused', "the worker's own state, a second after start");
+  await kcatWrite(urgentTopic, [91_001]);
+  await sleep(2_500);
+  assert.equal(
+    emulator.stats().sendsById['91001'],
+    undefined,
+    'nothing sent while the fleet is paused',
+  );
+  await second.daemon.fleet.setDesired('running', 'urgent lane test');
+  await until('the urgent command sent', () => emulator.stats().sendsById['91001'] === 1, 20_000);
+});
