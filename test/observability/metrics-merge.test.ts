@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { laneMetrics } from '../../src/observability/lane-metrics.ts';
 import { createMetrics } from '../../src/observability/metrics.ts';
 import { mergeMetrics, metricsText } from '../../src/observability/metrics-merge.ts';
+import { findTool } from '../deploy/external-tools.ts';
 
 function registryWith(sent: number, inFlight: number, lane?: string) {
   const registry = new Registry();
@@ -61,4 +64,26 @@ test("ferry's own registries merge: the process metrics once, from the main thre
   assert.match(text, /^ferry_build_info\{[^}]*\} 1$/m);
   assert.equal(text.match(/^# TYPE process_cpu_seconds_total counter$/gm)?.length, 1);
   assert.match(text, /^process_start_time_seconds \d+/m);
+});
+
+test('promtool reads the merged text as it reads the main registry alone: no problem of its own', async (t) => {
+  const main = createMetrics();
+  const lane = createMetrics(undefined, { processMetrics: false });
+  laneMetrics(lane, 'urgent').envelopesInFlight.set(2);
+  laneMetrics(lane, 'urgent').endToEnd.observe({ type: 'sms' }, 0.1);
+  main.endToEnd.observe({ type: 'sms' }, 0.2);
+  const promtool = findTool('promtool');
+  const check = (text: string) => {
+    const run = spawnSync(promtool, ['check', 'metrics'], { input: text, encoding: 'utf8' });
+    return `${run.stdout}${run.stderr}`.trim().split('\n').sort();
+  };
+  const alone = check(await main.registry.metrics());
+  const merged = await metricsText(
+    mergeMetrics(await main.registry.getMetricsAsJSON(), await lane.registry.getMetricsAsJSON()),
+  );
+  assert.deepEqual(check(merged), alone);
+  t.diagnostic(`promtool on both: ${alone.length} lint lines (prom-client's own metric names)`);
+  // The check can fail: a metric given twice is an error promtool names.
+  const twice = `${merged}\n# HELP ferry_build_info again\n# TYPE ferry_build_info gauge\nferry_build_info 1\n`;
+  assert.notDeepEqual(check(twice), alone);
 });
