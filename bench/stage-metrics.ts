@@ -20,28 +20,35 @@ const BUCKET_LINE = /^ferry_pipeline_stage_seconds_bucket\{([^}]*)\} (\S+)$/gm;
 const END_TO_END_LINE = /^ferry_end_to_end_seconds_bucket\{([^}]*)\} (\S+)$/gm;
 const LABEL = /(\w+)="([^"]*)"/g;
 
+/** A bucket line's labels, and its upper bound (Infinity for +Inf) when it has one. */
+function bucketLabels(match: RegExpMatchArray): { labels: Map<string, string>; bound?: number } {
+  const labels = new Map(
+    [...(match[1] ?? '').matchAll(LABEL)].map((l) => [l[1] ?? '', l[2] ?? '']),
+  );
+  const le = labels.get('le');
+  if (le === undefined) return { labels };
+  return { labels, bound: le === '+Inf' ? Number.POSITIVE_INFINITY : Number(le) };
+}
+
 /** @param lane only that lane's batches (`urgent`); undefined: the bulk lane's (no `lane` label). */
 export function parseStageBuckets(metricsText: string, lane?: string): StageBuckets {
   const out: StageBuckets = new Map();
   for (const match of metricsText.matchAll(BUCKET_LINE)) {
-    const labels = new Map([...(match[1] ?? '').matchAll(LABEL)].map((l) => [l[1], l[2]]));
+    const { labels, bound } = bucketLabels(match);
     if (labels.get('lane') !== lane) continue;
     const stage = labels.get('stage');
-    const le = labels.get('le');
-    if (stage === undefined || le === undefined) continue;
+    if (stage === undefined || bound === undefined) continue;
     let buckets = out.get(stage);
     if (!buckets) {
       buckets = new Map();
       out.set(stage, buckets);
     }
-    buckets.set(le === '+Inf' ? Number.POSITIVE_INFINITY : Number(le), Number(match[2]));
+    buckets.set(bound, Number(match[2]));
   }
   const endToEnd = new Map<number, number>();
   for (const match of metricsText.matchAll(END_TO_END_LINE)) {
-    const labels = new Map([...(match[1] ?? '').matchAll(LABEL)].map((l) => [l[1], l[2]]));
-    const le = labels.get('le');
-    if (labels.get('lane') !== lane || le === undefined) continue;
-    const bound = le === '+Inf' ? Number.POSITIVE_INFINITY : Number(le);
+    const { labels, bound } = bucketLabels(match);
+    if (labels.get('lane') !== lane || bound === undefined) continue;
     endToEnd.set(bound, (endToEnd.get(bound) ?? 0) + Number(match[2]));
   }
   if (endToEnd.size > 0) out.set('end_to_end', endToEnd);

@@ -37,9 +37,8 @@ export interface OpsRoutesOptions {
  */
 export function registerOpsRoutes(server: HttpServer, options: OpsRoutesOptions): void {
   const { registry } = options.metrics;
-  const { health } = options;
+  const { health, otherMetrics } = options;
 
-  const { otherMetrics } = options;
   server.route('GET', '/metrics', async (_req, res) => {
     const text = otherMetrics
       ? await metricsText(mergeMetrics(await registry.getMetricsAsJSON(), await otherMetrics()))

@@ -168,16 +168,16 @@ export const GATEWAY_DURATION_BUCKETS_SECONDS: readonly number[] = [
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30,
 ];
 
-/**
- * `ferry_end_to_end_seconds` buckets: 25 ms to 60 s, with 2 s (the latency objective) as a
- * bound, and fine from 50 to 250 ms, where an urgent command's p99 lies.
- */
 /** Fine at the low end: the stages of a batch take milliseconds when all is well. */
 export const STAGE_BUCKETS_SECONDS: readonly number[] = [
   0.001, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.04, 0.05, 0.055, 0.06, 0.075, 0.1, 0.15, 0.25, 0.5, 1,
   2.5, 5,
 ];
 
+/**
+ * `ferry_end_to_end_seconds` buckets: 25 ms to 60 s, with 2 s (the latency objective) as a
+ * bound, and fine from 50 to 250 ms, where an urgent command's p99 lies.
+ */
 export const END_TO_END_BUCKETS_SECONDS: readonly number[] = [
   0.025, 0.05, 0.075, 0.1, 0.125, 0.15, 0.175, 0.2, 0.25, 0.5, 1, 2, 5, 10, 30, 60,
 ];
