@@ -1,7 +1,7 @@
 /**
  * The clients a thread of ferry talks through, built the same way wherever a thread
  * needs its own: the Kafka client and the gateway's HTTP client. The main thread and the
- * urgent lane's worker thread each build theirs (kafkajs and undici are not shared
+ * urgent lane's worker thread each build theirs (kafkajs clients and HTTP agents are not shared
  * across threads).
  */
 import type { Config } from './config/config.ts';

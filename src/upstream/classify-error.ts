@@ -1,6 +1,7 @@
 import { FerryError } from '../errors.ts';
+import { NOT_CONNECTED } from './http-exchange.ts';
 
-// Socket-level failures where repeating the request may succeed (undici's retry-handler list).
+// Socket-level failures where repeating the request may succeed.
 const retryableSocketCodes = new Set([
   'ECONNRESET',
   'ECONNREFUSED',
@@ -11,22 +12,14 @@ const retryableSocketCodes = new Set([
   'EHOSTUNREACH',
   'EPIPE',
   'ETIMEDOUT',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-  'UND_ERR_CLOSED',
+  'EAI_AGAIN',
 ]);
 
 // Failures that only happen before a connection exists: the request cannot have reached
 // the gateway. (Unreachable-host or -network errors can also end a connection that was
-// already open, after the request went out, so they prove nothing.)
-const notConnectedCodes = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'UND_ERR_CONNECT_TIMEOUT',
-]);
+// already open, after the request went out, so they prove nothing by themselves; the
+// HTTP edge marks every failure before its connection was made with NOT_CONNECTED.)
+const notConnectedCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', NOT_CONNECTED]);
 
 /**
  * Whether a failed request may still have been processed by the gateway: anything but
@@ -44,12 +37,18 @@ export function mayHaveReachedGateway(error: unknown): boolean {
   return true;
 }
 
-function errorCode(error: unknown): string | undefined {
-  if (typeof error !== 'object' || error === null) return undefined;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string') return code;
-  return errorCode((error as { cause?: unknown }).cause);
+/** The errors of a cause chain, outermost first. */
+function chainOf(error: unknown): object[] {
+  const chain: object[] = [];
+  let current: unknown = error;
+  while (chain.length < 8 && typeof current === 'object' && current !== null) {
+    chain.push(current);
+    current = (current as { cause?: unknown }).cause;
+  }
+  return chain;
 }
+
+const codeOf = (error: object): unknown => (error as { code?: unknown }).code;
 
 /**
  * Classifies anything an HTTP call to the gateway threw, once, at the edge.
@@ -60,15 +59,24 @@ export function classifyUpstreamError(error: unknown, signal?: AbortSignal): Fer
   if (error instanceof FerryError) return error;
   if (signal?.aborted)
     return new FerryError('aborted', 'the request was aborted', { cause: error });
-  const code = errorCode(error);
+  const chain = chainOf(error);
   const message = error instanceof Error ? error.message : String(error);
-  if (code !== undefined && retryableSocketCodes.has(code)) {
-    return new FerryError('transport', `gateway unreachable (${code}): ${message}`, {
+  const socketCode = chain.map(codeOf).find((code) => retryableSocketCodes.has(code as string));
+  if (typeof socketCode === 'string') {
+    return new FerryError('transport', `gateway unreachable (${socketCode}): ${message}`, {
       cause: error,
     });
   }
-  if (error instanceof Error && error.name === 'TimeoutError') {
+  const timedOut = chain.some((link) => link instanceof Error && link.name === 'TimeoutError');
+  const notConnected = chain.some((link) => codeOf(link) === NOT_CONNECTED);
+  if (timedOut && notConnected) {
+    return new FerryError('transport', `gateway unreachable (no connection): ${message}`, {
+      cause: error,
+    });
+  }
+  if (timedOut) {
     return new FerryError('transport', `gateway request timed out: ${message}`, { cause: error });
   }
-  return new FerryError('transport', `gateway request failed: ${message}`, { cause: error });
+  const failed = notConnected ? 'gateway unreachable' : 'gateway request failed';
+  return new FerryError('transport', `${failed}: ${message}`, { cause: error });
 }

@@ -1,7 +1,7 @@
-import { Pool } from 'undici';
 import type { Transport } from '../contract/index.ts';
 import { FerryError } from '../errors.ts';
 import { classifyUpstreamError } from './classify-error.ts';
+import { type ExchangeTarget, exchange, targetOf } from './http-exchange.ts';
 import { parseRetryAfter, RETRY_AFTER_STATUSES } from './retry-after.ts';
 
 export interface GatewayHttpOptions {
@@ -25,11 +25,16 @@ export interface GatewayHttpAnswer {
 const paths: Record<Transport, string> = { sync: '/api/json.php', async: '/v1/json' };
 
 interface Endpoint {
-  readonly pool: Pool;
-  readonly path: string;
+  readonly target: ExchangeTarget;
   /** The full URL requests go to (for traces). */
   readonly url: string;
 }
+
+/**
+ * The longest answer body read (a `status` lookup of 500 ids answers some hundred KiB);
+ * a longer one is dropped as a failed request that may have been acted on.
+ */
+const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 
 /**
  * The gateway answered with an HTTP status other than 200; the status is kept for traces,
@@ -51,25 +56,23 @@ export class GatewayStatusError extends FerryError {
 function endpoint(baseUrl: string, transport: Transport, options: GatewayHttpOptions): Endpoint {
   const url = new URL(baseUrl);
   const prefix = url.pathname.replace(/\/+$/, '');
-  const timeoutMs = options.requestTimeoutMs ?? 10_000;
-  const pool = new Pool(url.origin, {
-    connections: options.connections ?? 32,
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-    keepAliveTimeout: 30_000,
-  });
   const path = `${prefix}${paths[transport]}`;
-  return { pool, path, url: `${url.origin}${path}` };
+  return {
+    target: targetOf(url, path, options.connections ?? 32),
+    url: `${url.origin}${path}`,
+  };
 }
 
 /**
- * POSTs envelopes to the gateway over pooled keep-alive connections (undici).
+ * POSTs envelopes to the gateway over pooled keep-alive connections (Node's own client).
  * Every failure leaves as a FerryError: `transport` (retryable) for sockets,
  * timeouts, HTTP status other than 200 (the spec answers 200 in all cases).
  */
 export class GatewayHttp {
   readonly #endpoints: Partial<Record<Transport, Endpoint>>;
   readonly #timeoutMs: number;
+  /** Requests not yet ended, so that close can wait for them and destroy can end them. */
+  readonly #inFlight = new Map<Promise<unknown>, AbortController>();
 
   constructor(options: GatewayHttpOptions) {
     this.#timeoutMs = options.requestTimeoutMs ?? 10_000;
@@ -113,21 +116,16 @@ export class GatewayHttp {
     if (signal?.aborted) forwardAbort();
     else signal?.addEventListener('abort', forwardAbort, { once: true });
     try {
-      const response = await target.pool.request({
-        method: 'POST',
-        path: target.path,
-        headers: { 'content-type': 'application/json' },
-        body,
-        signal: controller.signal,
-      });
-      const text = await response.body.text();
+      const exchanged = exchange(target.target, body, controller.signal, MAX_ANSWER_BYTES);
+      this.#inFlight.set(exchanged, controller);
+      const response = await exchanged.finally(() => this.#inFlight.delete(exchanged));
       if (response.statusCode !== 200) {
         const retryAfterMs = RETRY_AFTER_STATUSES.has(response.statusCode)
           ? parseRetryAfter(response.headers['retry-after'], Date.now())
           : undefined;
         throw new GatewayStatusError(response.statusCode, retryAfterMs);
       }
-      return { body: text, durationMs: performance.now() - started };
+      return { body: response.body, durationMs: performance.now() - started };
     } catch (error: unknown) {
       throw classifyUpstreamError(error, signal);
     } finally {
@@ -136,20 +134,25 @@ export class GatewayHttp {
     }
   }
 
-  #pools(): Pool[] {
-    return [this.#endpoints.sync?.pool, this.#endpoints.async?.pool].filter(
-      (pool): pool is Pool => pool !== undefined,
+  #agents() {
+    return [this.#endpoints.sync?.target.agent, this.#endpoints.async?.target.agent].filter(
+      (agent) => agent !== undefined,
     );
   }
 
-  /** Closes the pools after their requests finish. */
+  /** Waits for the requests in flight, then closes the connections. */
   async close(): Promise<void> {
-    await Promise.all(this.#pools().map((pool) => pool.close()));
+    await Promise.allSettled([...this.#inFlight.keys()]);
+    for (const agent of this.#agents()) agent.destroy();
   }
 
-  /** Aborts whatever is in flight. */
+  /** Aborts whatever is in flight and closes the connections. */
   async destroy(): Promise<void> {
-    await Promise.all(this.#pools().map((pool) => pool.destroy()));
+    const pending = [...this.#inFlight];
+    for (const [, controller] of pending)
+      controller.abort(new Error('the gateway client was closed'));
+    await Promise.allSettled(pending.map(([request]) => request));
+    for (const agent of this.#agents()) agent.destroy();
   }
 }
 
