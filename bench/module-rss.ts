@@ -29,7 +29,19 @@ const cases: { label: string; flags?: string[]; imports: string[] }[] = [
     label: 'OpenTelemetry trace SDK + OTLP exporter',
     imports: ['@opentelemetry/sdk-trace', '@opentelemetry/exporter-trace-otlp-http'],
   },
-  { label: 'typebox', imports: ['typebox'] },
+  {
+    label: 'the same + @grpc/reflection and @grpc/proto-loader',
+    imports: [
+      '@grpc/grpc-js',
+      './dist/admin/gen/ferry/admin/v1/admin_pb.js',
+      '@grpc/reflection',
+      '@grpc/proto-loader',
+    ],
+  },
+  {
+    label: 'secure-json-parse, lz4js, snappyjs',
+    imports: ['secure-json-parse', 'lz4js', 'snappyjs'],
+  },
   { label: 'daemon modules from src/ (.ts)', imports: ['./src/daemon.ts'] },
   { label: 'daemon modules from dist/ (.js)', imports: ['./dist/daemon.js'] },
 ];

@@ -5,6 +5,8 @@
  * its turn comes, after them.
  */
 import './kafkajs-grouping.ts';
+// After the grouping: it loads kafkajs's sendMessages.js, which binds the grouping then.
+import './settled-send-retries.ts';
 import { installBoundedFetch } from './bounded-fetch.ts';
 import { installCoordinatorLossRejoin } from './coordinator-loss.ts';
 import { installIdleRequestQueue } from './idle-request-queue.ts';

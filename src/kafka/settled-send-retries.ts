@@ -1,0 +1,152 @@
+/**
+ * kafkajs's produce retries wait for the requests of the failed attempt to end.
+ *
+ * kafkajs (2.2.4, `src/producer/sendMessages.js`) sends one Produce request per leader
+ * broker and awaits them with `Promise.all`. When one broker's request fails, the
+ * attempt rejects at once while the requests to the other brokers are still out, and the
+ * retry decides which brokers to send to again before those requests have answered:
+ * a broker whose answer is still on its way is sent the same records again. Its records
+ * get the next sequence numbers (kafkajs advances a partition's sequence when a request
+ * is built and takes it back only when that request fails), so the broker writes them a
+ * second time, idempotent producer or not, and inside a transaction both copies commit.
+ * Seen on a three-node cluster with leaders killed: one result transaction held 19
+ * results twice, 292 ms apart, with consecutive sequence numbers.
+ *
+ * The workaround wraps kafkajs's factory of that function: every Produce request of a
+ * send is counted from the moment it asks for its broker's lock until it releases it
+ * (kafkajs records the broker's answer, or takes back the sequence numbers, before the
+ * release); a retry of that send, and the send failing in the end, first wait until none
+ * of its requests is out. Requests are counted per send (an AsyncLocalStorage carries the
+ * send's count into kafkajs's calls), so a producer with sends always in flight does not
+ * hold a retry back.
+ * The retry then sees every answer that arrived and sends only what is still missing,
+ * under the same sequence numbers.
+ *
+ * Like kafkajs-grouping.ts, it must be in Node's module cache before kafkajs's producer
+ * modules load (`./kafkajs.ts` imports it first); `settledRetriesInstalled()` says
+ * whether it is.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { createRequire } from 'node:module';
+
+type Retrier = <T>(
+  fn: (bail: (error: Error) => void, retryCount: number, retryTime: number) => Promise<T>,
+) => Promise<T>;
+
+interface EosManagerLike {
+  acquireBrokerLock(broker: unknown): Promise<void>;
+  releaseBrokerLock(broker: unknown): void;
+}
+
+export interface SendMessagesOptions {
+  readonly retrier: Retrier;
+  readonly eosManager: EosManagerLike;
+  readonly [other: string]: unknown;
+}
+
+type SendMessages = (request: unknown) => Promise<unknown>;
+export type SendMessagesFactory = (options: SendMessagesOptions) => SendMessages;
+
+/** Produce requests of one send that are out, and a way to wait until none is. */
+class RequestsOut {
+  #count = 0;
+  #waiting: (() => void)[] = [];
+
+  begin(): void {
+    this.#count += 1;
+  }
+
+  end(): void {
+    this.#count -= 1;
+    if (this.#count > 0) return;
+    const waiting = this.#waiting;
+    this.#waiting = [];
+    for (const resolve of waiting) resolve();
+  }
+
+  settled(): Promise<void> {
+    if (this.#count === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
+}
+
+/** kafkajs's sendMessages factory, with retries and final failures that wait for the requests out. */
+export function withSettledRetries(original: SendMessagesFactory): SendMessagesFactory {
+  return (options) => {
+    const sendOf = new AsyncLocalStorage<RequestsOut>();
+    const base = options.eosManager;
+    // The producer's own eosManager stays as it is for everything else (transactions,
+    // sequence numbers); only the sends made here are counted. Its methods use `this`.
+    const eosManager = Object.create(base) as EosManagerLike;
+    eosManager.acquireBrokerLock = async function (this: EosManagerLike, broker: unknown) {
+      const out = sendOf.getStore();
+      out?.begin();
+      try {
+        await base.acquireBrokerLock.call(this, broker);
+      } catch (error) {
+        out?.end();
+        throw error;
+      }
+    };
+    eosManager.releaseBrokerLock = function (this: EosManagerLike, broker: unknown) {
+      const out = sendOf.getStore();
+      try {
+        base.releaseBrokerLock.call(this, broker);
+      } finally {
+        out?.end();
+      }
+    };
+    const retrier: Retrier = (fn) =>
+      options.retrier(async (bail, retryCount, retryTime) => {
+        if (retryCount > 0) await sendOf.getStore()?.settled();
+        return fn(bail, retryCount, retryTime);
+      });
+    const send = original({ ...options, eosManager, retrier });
+    return (request) => {
+      const out = new RequestsOut();
+      return sendOf.run(out, async () => {
+        try {
+          return await send(request);
+        } catch (error) {
+          // Nothing of this send may still land once its caller moves on (aborts its
+          // transaction, or sends again).
+          await out.settled();
+          throw error;
+        }
+      });
+    };
+  };
+}
+
+const require = createRequire(import.meta.url);
+
+function sendMessagesFile(): string | undefined {
+  try {
+    return require.resolve('kafkajs/src/producer/sendMessages.js');
+  } catch {
+    return undefined;
+  }
+}
+
+const path = sendMessagesFile();
+/** kafkajs's own factory, kept for the test that shows its shortfall. */
+export const kafkajsSendMessages: SendMessagesFactory | undefined =
+  path === undefined ? undefined : (require(path) as SendMessagesFactory);
+
+const producerModule = (() => {
+  try {
+    return require.resolve('kafkajs/src/producer/messageProducer.js');
+  } catch {
+    return undefined;
+  }
+})();
+// Too late once the producer's module holds kafkajs's factory.
+const loadedBefore = producerModule === undefined || require.cache[producerModule] !== undefined;
+const cached = path === undefined ? undefined : require.cache[path];
+const settled = kafkajsSendMessages && withSettledRetries(kafkajsSendMessages);
+if (!loadedBefore && cached && settled) cached.exports = settled;
+
+/** Whether kafkajs's producers send through `withSettledRetries`. */
+export function settledRetriesInstalled(): boolean {
+  return cached !== undefined && !loadedBefore && cached.exports === settled;
+}
