@@ -30,7 +30,7 @@ const cases: { label: string; flags?: string[]; imports: string[] }[] = [
     imports: ['@opentelemetry/sdk-trace', '@opentelemetry/exporter-trace-otlp-http'],
   },
   {
-    label: 'the same + @grpc/reflection and @grpc/proto-loader',
+    label: '@grpc/grpc-js + protobuf-es gen + @grpc/reflection + @grpc/proto-loader',
     imports: [
       '@grpc/grpc-js',
       './dist/admin/gen/ferry/admin/v1/admin_pb.js',
