@@ -53,6 +53,7 @@ function twoBrokers() {
       if (nodeId === 2 && node2Refusals-- > 0)
         throw new KafkaJSConnectionError('connection refused');
       if (nodeId === 1) await new Promise((r) => setTimeout(r, 50));
+      if (nodeId === 3) await new Promise((r) => setTimeout(r, 1_000));
       return {
         topics: topicData.map(({ partitions }) => ({
           topicName: 't',
@@ -70,6 +71,7 @@ function twoBrokers() {
   const brokers = new Map([
     [1, broker(1)],
     [2, broker(2)],
+    [3, broker(3)],
   ]);
   const cluster = {
     targetTopics: new Set(['t']),
@@ -80,11 +82,12 @@ function twoBrokers() {
     findTopicPartitionMetadata: () => [
       { partitionId: 0, leader: 1 },
       { partitionId: 1, leader: 2 },
+      { partitionId: 2, leader: 3 },
     ],
     findLeaderForPartitions: (_topic: string, partitions: string[]) => {
       const byLeader: Record<string, number[]> = {};
       for (const p of partitions.map(Number)) {
-        const leader = p === 0 ? '1' : '2';
+        const leader = String(p + 1);
         byLeader[leader] = [...(byLeader[leader] ?? []), p];
       }
       return byLeader;
@@ -121,24 +124,32 @@ function twoBrokers() {
     partitioner: ({ message }: { message: { partition: number } }) => message.partition,
     retrier: createRetry({ retries: 5, initialRetryTime: 1, maxRetryTime: 5 }),
   };
-  const send = async (factory: SendMessagesFactory) => {
-    await factory(options as never)({
+  const messages = [
+    { key: 'a', value: 'to node 1', partition: 0 },
+    { key: 'b', value: 'to node 2', partition: 1 },
+  ];
+  const sendWith = (send: ReturnType<SendMessagesFactory>, toSend = messages) =>
+    send({
       acks: -1,
       timeout: 1000,
       compression: 0,
-      topicMessages: [
-        {
-          topic: 't',
-          messages: [
-            { key: 'a', value: 'to node 1', partition: 0 },
-            { key: 'b', value: 'to node 2', partition: 1 },
-          ],
-        },
-      ],
+      topicMessages: [{ topic: 't', messages: toSend }],
     });
+  const send = async (factory: SendMessagesFactory) => {
+    await sendWith(factory(options as never));
     return calls;
   };
-  return { send };
+  /** The same send, while another send of the same producer waits 1 s for node 3. */
+  const sendBesideSlowOne = async (factory: SendMessagesFactory) => {
+    const producerSend = factory(options as never);
+    const slow = sendWith(producerSend, [{ key: 'c', value: 'to node 3', partition: 2 }]);
+    const started = performance.now();
+    await sendWith(producerSend);
+    const ms = performance.now() - started;
+    await slow;
+    return ms;
+  };
+  return { send, sendBesideSlowOne };
 }
 
 test('kafkajs alone sends a record again under the next sequence number while its first request is out', async () => {
@@ -163,6 +174,12 @@ test('with settled retries each record reaches its broker once, a refused one ag
     calls.filter((c) => c.nodeId === 2).map((c) => c.firstSequence),
     [0, 0],
   );
+});
+
+test('a retry waits for its own send’s requests, not for another send of the same producer', async () => {
+  assert.ok(kafkajsSendMessages);
+  const ms = await twoBrokers().sendBesideSlowOne(withSettledRetries(kafkajsSendMessages));
+  assert.ok(ms < 600, `the send took ${ms.toFixed(0)} ms beside a send waiting 1,000 ms`);
 });
 
 test('the daemon’s producers send through settled retries', async () => {
