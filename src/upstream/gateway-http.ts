@@ -1,7 +1,7 @@
 import type { Transport } from '../contract/index.ts';
 import { FerryError } from '../errors.ts';
 import { classifyUpstreamError } from './classify-error.ts';
-import { type ExchangeTarget, exchange, targetOf } from './http-exchange.ts';
+import { type ExchangeTarget, exchange, NotConnectedError, targetOf } from './http-exchange.ts';
 import { parseRetryAfter, RETRY_AFTER_STATUSES } from './retry-after.ts';
 
 export interface GatewayHttpOptions {
@@ -73,6 +73,8 @@ export class GatewayHttp {
   readonly #timeoutMs: number;
   /** Requests not yet ended, so that close can wait for them and destroy can end them. */
   readonly #inFlight = new Map<Promise<unknown>, AbortController>();
+  /** Set by close and destroy: no request starts after them. */
+  #closed = false;
 
   constructor(options: GatewayHttpOptions) {
     this.#timeoutMs = options.requestTimeoutMs ?? 10_000;
@@ -96,6 +98,12 @@ export class GatewayHttp {
    *   `aborted` when `signal` fired; `illegal_state` for a transport with no URL configured.
    */
   async post(transport: Transport, body: string, signal?: AbortSignal): Promise<GatewayHttpAnswer> {
+    if (this.#closed) {
+      // As undici's closed pool did: a transport failure, here one that provably never left.
+      throw new FerryError('transport', 'gateway unreachable: the gateway client is closed', {
+        cause: new NotConnectedError(new Error('the gateway client is closed')),
+      });
+    }
     const target = this.#endpoints[transport];
     if (!target) {
       throw new FerryError('illegal_state', `no ${transport} endpoint is configured`, {
@@ -142,12 +150,14 @@ export class GatewayHttp {
 
   /** Waits for the requests in flight, then closes the connections. */
   async close(): Promise<void> {
+    this.#closed = true;
     await Promise.allSettled([...this.#inFlight.keys()]);
     for (const agent of this.#agents()) agent.destroy();
   }
 
   /** Aborts whatever is in flight and closes the connections. */
   async destroy(): Promise<void> {
+    this.#closed = true;
     const pending = [...this.#inFlight];
     for (const [, controller] of pending)
       controller.abort(new Error('the gateway client was closed'));

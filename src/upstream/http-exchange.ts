@@ -25,6 +25,13 @@ export interface ExchangeAnswer {
   readonly body: string;
 }
 
+/**
+ * Sockets whose handshake completed (TCP for http, TLS for https). A request that waited
+ * in its agent's queue is handed a socket that carried requests before without being
+ * marked `reusedSocket`, and that socket's handshake event will never come again.
+ */
+const established = new WeakSet<Socket>();
+
 /** Code of a failure that came before the connection existed: the request never left. */
 export const NOT_CONNECTED = 'FERRY_GATEWAY_NOT_CONNECTED';
 
@@ -84,10 +91,21 @@ export function exchange(
   return new Promise((resolve, reject) => {
     let connected = false;
     let settled = false;
+    let handshaking: { socket: Socket; event: string } | undefined;
+    const onHandshake = () => {
+      connected = true;
+      if (handshaking) established.add(handshaking.socket);
+      handshaking = undefined;
+    };
+    const stopWatching = () => {
+      handshaking?.socket.removeListener(handshaking.event, onHandshake);
+      handshaking = undefined;
+    };
     const fail = (error: unknown) => {
       if (settled) return;
       settled = true;
       signal.removeEventListener('abort', onAbort);
+      stopWatching();
       reject(connected ? error : new NotConnectedError(error));
     };
     const send = target.secure ? httpsRequest : httpRequest;
@@ -112,10 +130,18 @@ export function exchange(
     }
     signal.addEventListener('abort', onAbort, { once: true });
     request.on('socket', (socket: Socket) => {
-      // A kept-alive socket is connected already; a new one is once its handshake is done
-      // (TCP for http, TLS for https): only then are the request's bytes written.
-      if (request.reusedSocket || (!socket.connecting && !target.secure)) connected = true;
-      else socket.once(target.secure ? 'secureConnect' : 'connect', () => (connected = true));
+      // A socket that carried a request before is connected already; a new one is once its
+      // handshake is done (TCP for http, TLS for https): only then are the request's bytes
+      // written.
+      if (request.reusedSocket || established.has(socket)) {
+        connected = true;
+      } else if (!target.secure && !socket.connecting) {
+        connected = true;
+        established.add(socket);
+      } else {
+        handshaking = { socket, event: target.secure ? 'secureConnect' : 'connect' };
+        socket.once(handshaking.event, onHandshake);
+      }
     });
     request.on('error', fail);
     request.on('response', (response) => {
@@ -138,6 +164,7 @@ export function exchange(
         if (settled) return;
         settled = true;
         signal.removeEventListener('abort', onAbort);
+        stopWatching();
         resolve({
           statusCode: response.statusCode ?? 0,
           headers: response.headers,

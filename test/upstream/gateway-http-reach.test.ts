@@ -159,24 +159,38 @@ test('a reset after the request was read, a held answer or one too long may have
   assert.equal(mayHaveReachedGateway(long), true);
 });
 
-test('HTTPS to a gateway whose certificate the process trusts is answered', async (t) => {
+test('HTTPS to a gateway whose certificate the process trusts is answered; a request that queued for its connection counts as sent once out', async (t) => {
   const { key, cert, file } = certificate(t);
+  let requests = 0;
   const server = createHttpsServer({ key, cert }, (request, response) => {
     request.resume();
-    request.on('end', () => response.end('{"success":true,"data":[]}'));
+    requests += 1;
+    // The first is answered; the second, sent over the same connection after it, is held.
+    if (requests === 1)
+      request.on('end', () => setTimeout(() => response.end('{"success":true,"data":[]}'), 100));
   });
   const port = await listening(t, server);
   const script = `
     import { GatewayHttp } from ${JSON.stringify(new URL('../../src/upstream/gateway-http.ts', import.meta.url).href)};
-    const http = new GatewayHttp({ syncBaseUrl: 'https://127.0.0.1:${port}/' });
-    const answer = await http.post('sync', '{}');
-    await http.close();
-    process.stdout.write(answer.body);
+    import { mayHaveReachedGateway } from ${JSON.stringify(new URL('../../src/upstream/classify-error.ts', import.meta.url).href)};
+    const http = new GatewayHttp({ syncBaseUrl: 'https://127.0.0.1:${port}/', connections: 1, requestTimeoutMs: 1000 });
+    const [first, second] = await Promise.allSettled([http.post('sync', '{}'), http.post('sync', '{}')]);
+    await http.destroy();
+    process.stdout.write(JSON.stringify({
+      first: first.status === 'fulfilled' ? first.value.body : String(first.reason),
+      second: second.status === 'rejected' ? second.reason.message : 'answered',
+      secondMayHaveReached: second.status === 'rejected' ? mayHaveReachedGateway(second.reason) : null,
+    }));
   `;
   const { stdout } = await promisify(execFile)(
     process.execPath,
     ['--input-type=module', '--eval', script],
     { env: { ...process.env, NODE_EXTRA_CA_CERTS: file }, timeout: 20_000 },
   );
-  assert.equal(stdout, '{"success":true,"data":[]}');
+  assert.deepEqual(JSON.parse(stdout), {
+    first: '{"success":true,"data":[]}',
+    second: 'gateway request timed out: no answer within 1000 ms',
+    secondMayHaveReached: true,
+  });
+  assert.equal(requests, 2, 'the second request reached the server');
 });

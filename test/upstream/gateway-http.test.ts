@@ -8,6 +8,7 @@ import { once } from 'node:events';
 import { createServer, type ServerResponse } from 'node:http';
 import { test } from 'node:test';
 import { FerryError } from '../../src/errors.ts';
+import { mayHaveReachedGateway } from '../../src/upstream/classify-error.ts';
 import { GatewayHttp } from '../../src/upstream/gateway-http.ts';
 
 async function holdingServer(t: import('node:test').TestContext) {
@@ -66,4 +67,15 @@ test('an answered request leaves no timer and no listener on its caller signal',
   assert.equal(listeners, 0, 'the listener on the caller signal is removed');
   const after = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
   assert.ok(after <= before, `timers before ${before}, after ${after}`);
+});
+
+test('after close no request starts: it fails as a transport failure that never left', async (t) => {
+  const base = await holdingServer(t);
+  const http = new GatewayHttp({ syncBaseUrl: base, requestTimeoutMs: 5_000 });
+  assert.equal((await http.post('sync', '{}')).body, '{"success":true,"data":[]}');
+  await http.close();
+  const error = await http.post('sync', '{}').catch((failure: unknown) => failure);
+  assert.ok(error instanceof FerryError);
+  assert.equal(error.code, 'transport');
+  assert.equal(mayHaveReachedGateway(error), false);
 });
