@@ -17,10 +17,15 @@
  * (kafkajs records the broker's answer, or takes back the sequence numbers, before the
  * release); a retry of that send, and the send failing in the end, first wait until none
  * of its requests is out. Requests are counted per send (an AsyncLocalStorage carries the
- * send's count into kafkajs's calls), so a producer with sends always in flight does not
+ * send's state into kafkajs's calls), so a producer with sends always in flight does not
  * hold a retry back.
- * The retry then sees every answer that arrived and sends only what is still missing,
- * under the same sequence numbers.
+ *
+ * kafkajs also keeps its answers per broker, not per partition: a partition one broker
+ * acknowledged whose leadership then moved to a broker that has not answered yet is sent
+ * again by the retry, under new sequence numbers. So each send also remembers the
+ * partitions whose Produce succeeded, and the leaders the retry looks up leave them out.
+ * (The opposite case, a partition that moved onto a broker that already answered, is
+ * skipped by kafkajs and sent again by acknowledged-send.ts.)
  *
  * Like kafkajs-grouping.ts, it must be in Node's module cache before kafkajs's producer
  * modules load (`./kafkajs.ts` imports it first); `settledRetriesInstalled()` says
@@ -32,6 +37,11 @@ import { createRequire } from 'node:module';
 type Retrier = <T>(
   fn: (bail: (error: Error) => void, retryCount: number, retryTime: number) => Promise<T>,
 ) => Promise<T>;
+
+interface ClusterLike {
+  findBroker(query: unknown): Promise<unknown>;
+  findLeaderForPartitions(topic: string, partitions: readonly unknown[]): Record<string, unknown[]>;
+}
 
 interface EosManagerLike {
   acquireBrokerLock(broker: unknown): Promise<void>;
@@ -48,7 +58,7 @@ type SendMessages = (request: unknown) => Promise<unknown>;
 export type SendMessagesFactory = (options: SendMessagesOptions) => SendMessages;
 
 /** Produce requests of one send that are out, and a way to wait until none is. */
-class RequestsOut {
+export class RequestsOut {
   #count = 0;
   #waiting: (() => void)[] = [];
 
@@ -70,16 +80,44 @@ class RequestsOut {
   }
 }
 
+/** What one send knows: its requests out, and the partitions a broker acknowledged. */
+interface SendState {
+  readonly out: RequestsOut;
+  readonly acknowledged: Set<string>;
+}
+
+const partitionKey = (topic: string, partition: unknown) => `${topic}\u0000${String(partition)}`;
+
+interface ProduceRequest {
+  readonly topicData?: readonly {
+    readonly topic: string;
+    readonly partitions: readonly { readonly partition: number }[];
+  }[];
+}
+
+/** `target` with `overrides`; every other function is called on `target` itself. */
+function delegating<T extends object>(target: T, overrides: Record<string, unknown>): T {
+  return new Proxy(target, {
+    get(object, property, _receiver) {
+      if (typeof property === 'string' && Object.hasOwn(overrides, property)) {
+        return overrides[property];
+      }
+      const value: unknown = Reflect.get(object, property, object);
+      return typeof value === 'function' ? value.bind(object) : value;
+    },
+  });
+}
+
 /** kafkajs's sendMessages factory, with retries and final failures that wait for the requests out. */
 export function withSettledRetries(original: SendMessagesFactory): SendMessagesFactory {
   return (options) => {
-    const sendOf = new AsyncLocalStorage<RequestsOut>();
+    const sendOf = new AsyncLocalStorage<SendState>();
     const base = options.eosManager;
     // The producer's own eosManager stays as it is for everything else (transactions,
     // sequence numbers); only the sends made here are counted. Its methods use `this`.
     const eosManager = Object.create(base) as EosManagerLike;
     eosManager.acquireBrokerLock = async function (this: EosManagerLike, broker: unknown) {
-      const out = sendOf.getStore();
+      const out = sendOf.getStore()?.out;
       out?.begin();
       try {
         await base.acquireBrokerLock.call(this, broker);
@@ -89,28 +127,68 @@ export function withSettledRetries(original: SendMessagesFactory): SendMessagesF
       }
     };
     eosManager.releaseBrokerLock = function (this: EosManagerLike, broker: unknown) {
-      const out = sendOf.getStore();
+      const out = sendOf.getStore()?.out;
       try {
         base.releaseBrokerLock.call(this, broker);
       } finally {
         out?.end();
       }
     };
+    const cluster = options.cluster as ClusterLike;
+    // One wrapper per broker object: kafkajs keys its answers by the broker object.
+    const brokers = new WeakMap<object, object>();
+    const wrapBroker = (broker: unknown): unknown => {
+      if (typeof broker !== 'object' || broker === null) return broker;
+      const known = brokers.get(broker);
+      if (known) return known;
+      const target = broker as { produce(request: ProduceRequest): Promise<unknown> };
+      const wrapped = delegating(target, {
+        async produce(request: ProduceRequest) {
+          const answer = await target.produce(request);
+          // Resolved: every partition of the request was written (kafkajs throws on any
+          // partition's error code).
+          const acknowledged = sendOf.getStore()?.acknowledged;
+          for (const { topic, partitions } of request.topicData ?? []) {
+            for (const { partition } of partitions)
+              acknowledged?.add(partitionKey(topic, partition));
+          }
+          return answer;
+        },
+      });
+      brokers.set(broker, wrapped);
+      return wrapped;
+    };
+    const leadersCluster = delegating(cluster, {
+      async findBroker(query: unknown) {
+        return wrapBroker(await cluster.findBroker(query));
+      },
+      findLeaderForPartitions(topic: string, partitions: readonly unknown[]) {
+        const leaders = cluster.findLeaderForPartitions(topic, partitions);
+        const acknowledged = sendOf.getStore()?.acknowledged;
+        if (!acknowledged || acknowledged.size === 0) return leaders;
+        const left: Record<string, unknown[]> = {};
+        for (const [leader, led] of Object.entries(leaders)) {
+          const open = led.filter((partition) => !acknowledged.has(partitionKey(topic, partition)));
+          if (open.length > 0) left[leader] = open;
+        }
+        return left;
+      },
+    });
     const retrier: Retrier = (fn) =>
       options.retrier(async (bail, retryCount, retryTime) => {
-        if (retryCount > 0) await sendOf.getStore()?.settled();
+        if (retryCount > 0) await sendOf.getStore()?.out.settled();
         return fn(bail, retryCount, retryTime);
       });
-    const send = original({ ...options, eosManager, retrier });
+    const send = original({ ...options, cluster: leadersCluster, eosManager, retrier });
     return (request) => {
-      const out = new RequestsOut();
-      return sendOf.run(out, async () => {
+      const state: SendState = { out: new RequestsOut(), acknowledged: new Set() };
+      return sendOf.run(state, async () => {
         try {
           return await send(request);
         } catch (error) {
           // Nothing of this send may still land once its caller moves on (aborts its
           // transaction, or sends again).
-          await out.settled();
+          await state.out.settled();
           throw error;
         }
       });

@@ -35,7 +35,11 @@ interface ProduceCall {
 }
 
 /** Two leaders (partition 0 on node 1, partition 1 on node 2) and kafkajs's own retrier. */
-function twoBrokers() {
+/**
+ * `leaderAfterRefusal`: where partitions lead once node 2 has refused (a leader move seen by
+ * the retry's metadata); by default nothing moves.
+ */
+function twoBrokers(leaderAfterRefusal?: (partition: number) => number) {
   const calls: ProduceCall[] = [];
   let node2Refusals = 1;
   const broker = (nodeId: number) => ({
@@ -87,7 +91,8 @@ function twoBrokers() {
     findLeaderForPartitions: (_topic: string, partitions: string[]) => {
       const byLeader: Record<string, number[]> = {};
       for (const p of partitions.map(Number)) {
-        const leader = String(p + 1);
+        const moved = node2Refusals <= 0 && leaderAfterRefusal;
+        const leader = String(moved ? leaderAfterRefusal(p) : p + 1);
         byLeader[leader] = [...(byLeader[leader] ?? []), p];
       }
       return byLeader;
@@ -173,6 +178,29 @@ test('with settled retries each record reaches its broker once, a refused one ag
   assert.deepEqual(
     calls.filter((c) => c.nodeId === 2).map((c) => c.firstSequence),
     [0, 0],
+  );
+});
+
+test('a partition acknowledged before its leader moved is not sent again by the retry', async () => {
+  assert.ok(kafkajsSendMessages);
+  // Node 1 answers partition 0, node 2 refuses partition 1, then both move to node 3.
+  const alone = await twoBrokers(() => 3).send(kafkajsSendMessages);
+  assert.deepEqual(
+    alone.filter((c) => c.partition === 0).map((c) => [c.nodeId, c.firstSequence]),
+    [
+      [1, 0],
+      [3, 1],
+    ],
+    'the shortfall: kafkajs sends partition 0 again, as new records, to its new leader',
+  );
+  const calls = await twoBrokers(() => 3).send(withSettledRetries(kafkajsSendMessages));
+  assert.deepEqual(
+    calls.map((c) => [c.nodeId, c.partition, c.firstSequence]),
+    [
+      [1, 0, 0],
+      [2, 1, 0],
+      [3, 1, 0],
+    ],
   );
 });
 
