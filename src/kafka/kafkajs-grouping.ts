@@ -52,8 +52,8 @@ export function groupMessagesLinearly<M>({
 
 const require = createRequire(import.meta.url);
 
-/** Where kafkajs keeps its files; undefined if a kafkajs of another layout is installed. */
-function kafkajsFile(path: string): string | undefined {
+/** Where kafkajs keeps a producer file; undefined if a kafkajs of another layout is installed. */
+export function kafkajsProducerFile(path: string): string | undefined {
   try {
     return require.resolve(`kafkajs/src/producer/${path}`);
   } catch {
@@ -61,8 +61,8 @@ function kafkajsFile(path: string): string | undefined {
   }
 }
 
-const groupingPath = kafkajsFile('groupMessagesPerPartition.js');
-const sendMessagesPath = kafkajsFile('sendMessages.js');
+const groupingPath = kafkajsProducerFile('groupMessagesPerPartition.js');
+const sendMessagesPath = kafkajsProducerFile('sendMessages.js');
 
 /** kafkajs's own grouping, kept for the test that shows what it costs. */
 export const kafkajsGrouping: Grouping =

@@ -33,6 +33,9 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createRequire } from 'node:module';
+// The grouping replacement must be in place before this module loads kafkajs's
+// sendMessages.js, which binds the grouping when it loads: importing it first ensures that.
+import { kafkajsProducerFile } from './kafkajs-grouping.ts';
 
 type Retrier = <T>(
   fn: (bail: (error: Error) => void, retryCount: number, retryTime: number) => Promise<T>,
@@ -114,26 +117,27 @@ export function withSettledRetries(original: SendMessagesFactory): SendMessagesF
     const sendOf = new AsyncLocalStorage<SendState>();
     const base = options.eosManager;
     // The producer's own eosManager stays as it is for everything else (transactions,
-    // sequence numbers); only the sends made here are counted. Its methods use `this`.
-    const eosManager = Object.create(base) as EosManagerLike;
-    eosManager.acquireBrokerLock = async function (this: EosManagerLike, broker: unknown) {
-      const out = sendOf.getStore()?.out;
-      out?.begin();
-      try {
-        await base.acquireBrokerLock.call(this, broker);
-      } catch (error) {
-        out?.end();
-        throw error;
-      }
-    };
-    eosManager.releaseBrokerLock = function (this: EosManagerLike, broker: unknown) {
-      const out = sendOf.getStore()?.out;
-      try {
-        base.releaseBrokerLock.call(this, broker);
-      } finally {
-        out?.end();
-      }
-    };
+    // sequence numbers); only the sends made here are counted.
+    const eosManager = delegating(base, {
+      async acquireBrokerLock(broker: unknown) {
+        const out = sendOf.getStore()?.out;
+        out?.begin();
+        try {
+          await base.acquireBrokerLock(broker);
+        } catch (error) {
+          out?.end();
+          throw error;
+        }
+      },
+      releaseBrokerLock(broker: unknown) {
+        const out = sendOf.getStore()?.out;
+        try {
+          base.releaseBrokerLock(broker);
+        } finally {
+          out?.end();
+        }
+      },
+    });
     const cluster = options.cluster as ClusterLike;
     // One wrapper per broker object: kafkajs keys its answers by the broker object.
     const brokers = new WeakMap<object, object>();
@@ -198,26 +202,12 @@ export function withSettledRetries(original: SendMessagesFactory): SendMessagesF
 
 const require = createRequire(import.meta.url);
 
-function sendMessagesFile(): string | undefined {
-  try {
-    return require.resolve('kafkajs/src/producer/sendMessages.js');
-  } catch {
-    return undefined;
-  }
-}
-
-const path = sendMessagesFile();
+const path = kafkajsProducerFile('sendMessages.js');
 /** kafkajs's own factory, kept for the test that shows its shortfall. */
 export const kafkajsSendMessages: SendMessagesFactory | undefined =
   path === undefined ? undefined : (require(path) as SendMessagesFactory);
 
-const producerModule = (() => {
-  try {
-    return require.resolve('kafkajs/src/producer/messageProducer.js');
-  } catch {
-    return undefined;
-  }
-})();
+const producerModule = kafkajsProducerFile('messageProducer.js');
 // Too late once the producer's module holds kafkajs's factory.
 const loadedBefore = producerModule === undefined || require.cache[producerModule] !== undefined;
 const cached = path === undefined ? undefined : require.cache[path];

@@ -28,13 +28,7 @@ const notConnectedCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', NOT
  */
 export function mayHaveReachedGateway(error: unknown): boolean {
   // Every cause is looked at: ferry's own error wraps the socket's, each with a code.
-  let current: unknown = error;
-  for (let depth = 0; depth < 8 && typeof current === 'object' && current !== null; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && notConnectedCodes.has(code)) return false;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return true;
+  return !chainOf(error).some((link) => notConnectedCodes.has(codeOf(link) as string));
 }
 
 /** The errors of a cause chain, outermost first. */
