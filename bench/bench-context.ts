@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path';
 import { type Admin, type ITopicConfig, Kafka, logLevel } from 'kafkajs';
+import type { AnswerTimesStats } from '../src/emulator/answer-times.ts';
 import { createTopicsAndWait as createTopicsWithLeaders } from '../src/kafka/topic-leaders.ts';
 import { freePort } from '../tools/kafka/broker.ts';
 import { answers200, BenchChild } from './child-process.ts';
@@ -111,6 +112,8 @@ export interface GatewayCounts {
   readonly operations: number;
   /** Client ids the gateway accepted more than once. */
   readonly duplicateIds: number;
+  /** The emulator's own answer times and event-loop delay (its view of the gateway latency). */
+  readonly answerTimes: AnswerTimesStats;
 }
 
 /** The emulator as a child process, with its control route. */
@@ -156,11 +159,13 @@ export class EmulatorChild {
       envelopes: { sync: number; async: number };
       operations: number;
       duplicates: string[];
+      answerTimes: AnswerTimesStats;
     };
     return {
       envelopes: stats.envelopes.sync + stats.envelopes.async,
       operations: stats.operations,
       duplicateIds: stats.duplicates.length,
+      answerTimes: stats.answerTimes,
     };
   }
 }

@@ -1,7 +1,8 @@
 /**
  * The benchmark's settings, from FERRY_BENCH_* variables and command-line flags
  * (`--quick`, `--profile`, `--backlog=N`, `--paced-seconds=N`, `--no-ceilings`), flags winning;
- * FERRY_BENCH_URGENT_BACKLOG (0 skips the urgent-lane scenario) and FERRY_BENCH_URGENT_RATE.
+ * FERRY_BENCH_URGENT_BACKLOG (0 skips the urgent-lane scenario), FERRY_BENCH_URGENT_RATE and
+ * FERRY_BENCH_URGENT_PARTITIONS.
  */
 import { SUBJECTS, type SubjectName } from './subjects.ts';
 
@@ -37,6 +38,8 @@ export interface BenchOptions {
   readonly urgentBacklogCommands: number;
   /** Urgent commands per second during that drain. */
   readonly urgentRate: number;
+  /** Partitions of the urgent topic [the bulk topic's]. */
+  readonly urgentPartitions: number | undefined;
   /** The urgent commands read by a second ferry process instead of a lane (an experiment; see bench/urgent-lane.ts). */
   readonly urgentSeparateProcess: boolean;
   readonly quick: boolean;
@@ -144,6 +147,10 @@ export function readBenchOptions(
             quick ? 100_000 : 1_000_000,
           ),
     urgentRate: positiveInteger('FERRY_BENCH_URGENT_RATE', env.FERRY_BENCH_URGENT_RATE, 50),
+    urgentPartitions:
+      env.FERRY_BENCH_URGENT_PARTITIONS === undefined
+        ? undefined
+        : positiveInteger('FERRY_BENCH_URGENT_PARTITIONS', env.FERRY_BENCH_URGENT_PARTITIONS, 1),
     urgentSeparateProcess: truthy(env.FERRY_BENCH_URGENT_SEPARATE),
     quick,
   };

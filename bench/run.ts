@@ -129,6 +129,7 @@ async function main(): Promise<void> {
             {
               latencyMs,
               partitions: options.partitions,
+              urgentPartitions: options.urgentPartitions ?? options.partitions,
               backlogCommands: options.urgentBacklogCommands,
               urgentRate: options.urgentRate,
               cpuProfile: options.cpuProfile,

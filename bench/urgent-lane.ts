@@ -8,6 +8,7 @@
  * ratio is, if anything, flattered.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { AnswerTimesStats } from '../src/emulator/answer-times.ts';
 import {
   type BenchContext,
   createTopics,
@@ -30,6 +31,8 @@ import { startSubject, subjectTopics } from './subjects.ts';
 export interface UrgentLaneSettings {
   readonly latencyMs: number;
   readonly partitions: number;
+  /** Partitions of the urgent commands topic (the bulk topic has `partitions`). */
+  readonly urgentPartitions: number;
   readonly backlogCommands: number;
   readonly urgentRate: number;
   /** Upper bound of one drain, seconds. */
@@ -51,6 +54,7 @@ export interface UrgentLaneFigures {
   readonly bulkAloneRate: number;
   readonly bulkWithUrgentRate: number;
   readonly urgentRate: number;
+  readonly urgentPartitions: number;
   readonly urgentCommands: number;
   readonly urgentCompleted: number;
   /** Produce until the bench read the result at read_committed. */
@@ -60,6 +64,8 @@ export interface UrgentLaneFigures {
   /** ferry's own stages (ferry_pipeline_stage_seconds) during the drain with urgent traffic, per lane. */
   readonly urgentStages: readonly StageFigures[];
   readonly bulkStages: readonly StageFigures[];
+  /** The gateway emulator's own answer times during the drain with urgent traffic. */
+  readonly gatewayAnswerTimes: AnswerTimesStats;
 }
 
 type Log = (line: string) => void;
@@ -78,9 +84,10 @@ async function drain(
   const urgentTopic = `${topics.commands}.urgent`;
   await createTopics(
     context,
-    [topics.commands, urgentTopic, topics.results, topics.status, topics.dlq],
+    [topics.commands, topics.results, topics.status, topics.dlq],
     settings.partitions,
   );
+  await createTopics(context, [urgentTopic], settings.urgentPartitions);
   const collector = await startCollector(context, topics.results, `${base}.collector`);
   const bulk = takeCommands(context, settings.backlogCommands);
   const bulkRun = collector.track(bulk);
@@ -176,6 +183,7 @@ async function drain(
     );
     if (withUrgent) log(`  urgent lane stages p50/p99 ms: ${formatStages(urgentStages)}`);
     log(`  bulk lane stages p50/p99 ms: ${formatStages(bulkStages)}`);
+    log(`  gateway's own answer time: ${formatAnswerTimes(counts.answerTimes)}`);
     log(`  ferry runtime: ${formatRuntime(runtimeSince(before.runtime, after.runtime))}`);
     if (urgentProcess) {
       log(
@@ -189,6 +197,7 @@ async function drain(
       duplicateSends: counts.duplicateIds,
       urgentStages,
       bulkStages,
+      gatewayAnswerTimes: counts.answerTimes,
     };
   } finally {
     await urgentProcess?.child.stop(30_000);
@@ -211,6 +220,7 @@ export async function runUrgentLane(
     bulkAloneRate: alone.rate,
     bulkWithUrgentRate: mixed.rate,
     urgentRate: settings.urgentRate,
+    urgentPartitions: settings.urgentPartitions,
     urgentCommands: mixed.urgentSent,
     urgentCompleted: mixed.urgentResults.completed,
     urgentLatency: mixed.urgentResults.visibleLatency,
@@ -218,6 +228,7 @@ export async function runUrgentLane(
     duplicateSends: alone.duplicateSends + mixed.duplicateSends,
     urgentStages: mixed.urgentStages,
     bulkStages: mixed.bulkStages,
+    gatewayAnswerTimes: mixed.gatewayAnswerTimes,
   };
 }
 
@@ -226,10 +237,21 @@ export function formatUrgentLane(figures: UrgentLaneFigures): string {
   const ratio = figures.bulkWithUrgentRate / figures.bulkAloneRate;
   const p99 = figures.urgentLatency.p99Ms;
   return [
-    `urgent lane (backlog ${figures.backlogCommands}, gateway ${figures.latencyMs} ms, urgent ${figures.urgentRate}/s):`,
+    `urgent lane (backlog ${figures.backlogCommands}, gateway ${figures.latencyMs} ms, urgent ${figures.urgentRate}/s on ${figures.urgentPartitions} partition(s)):`,
     `  bulk alone ${Math.round(figures.bulkAloneRate)}/s, with urgent traffic ${Math.round(figures.bulkWithUrgentRate)}/s (${ratio.toFixed(2)}×; target ≥ 0.90 — ${ratio >= 0.9 ? 'met' : 'missed'})`,
     `  urgent p50/p99 ${figures.urgentLatency.p50Ms}/${p99} ms (${figures.urgentCompleted}/${figures.urgentCommands} answered; target p99 ≤ ${figures.urgentP99TargetMs} ms — ${p99 <= figures.urgentP99TargetMs ? 'met' : 'missed'})`,
     `  urgent lane stages p50/p99 ms: ${formatStages(figures.urgentStages)}`,
+    `  gateway's own answer time: ${formatAnswerTimes(figures.gatewayAnswerTimes)}`,
     `  ids sent twice: ${figures.duplicateSends}`,
   ].join('\n');
+}
+
+/** The emulator's view: small envelopes (the urgent lane's), large ones (the bulk lane's), its loop delay. */
+function formatAnswerTimes(times: AnswerTimesStats): string {
+  const { small, large, eventLoopDelay } = times;
+  return (
+    `envelopes of ≤ 10 operations p50/p99/max ${small.p50Ms}/${small.p99Ms}/${small.maxMs} ms (${small.count}), ` +
+    `larger ${large.p50Ms}/${large.p99Ms}/${large.maxMs} ms (${large.count}); ` +
+    `its event-loop delay p99/max ${eventLoopDelay.p99Ms}/${eventLoopDelay.maxMs} ms`
+  );
 }

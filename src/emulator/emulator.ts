@@ -1,7 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import type { Transport } from '../contract/index.ts';
 import { FerryError } from '../errors.ts';
+import { AnswerTimes, type AnswerTimesStats } from './answer-times.ts';
 import { CallbackSender, type CallbackSenderOptions } from './callback-sender.ts';
 import { handleControlRequest } from './control-route.ts';
 import { type EnvelopeAnswer, Gateway } from './gateway.ts';
@@ -84,6 +86,8 @@ export interface EmulatorStats {
   callbacksPending: number;
   /** Current balance in currency units. */
   balance: number;
+  /** The emulator's own answer times of accepted envelopes, and its event-loop delay. */
+  answerTimes: AnswerTimesStats;
 }
 
 type State = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped';
@@ -102,6 +106,7 @@ export class Emulator {
   readonly #gateway: Gateway;
   readonly #server: Server;
   readonly #timers = new Set<NodeJS.Timeout>();
+  readonly #answerTimes = new AnswerTimes();
   #state: State = 'idle';
   #port = 0;
   #requests = 0;
@@ -170,6 +175,7 @@ export class Emulator {
       await closed;
     }
     await this.#callbacks.close();
+    this.#answerTimes.close();
     this.#state = 'stopped';
   }
 
@@ -228,6 +234,7 @@ export class Emulator {
       callbacksFailed: callbacks.failed,
       callbacksPending: callbacks.pending,
       balance: this.#gateway.account.balance,
+      answerTimes: this.#answerTimes.stats(),
     };
   }
 
@@ -238,6 +245,7 @@ export class Emulator {
   reset(): void {
     this.#requests = 0;
     this.#faults = freshFaults();
+    this.#answerTimes.reset();
     this.#gateway.reset();
     this.#callbacks.reset();
   }
@@ -248,6 +256,7 @@ export class Emulator {
   }
 
   async #handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const arrivedAtMs = performance.now();
     const rawUrl = request.url ?? '/';
     const queryAt = rawUrl.indexOf('?');
     const path = queryAt === -1 ? rawUrl : rawUrl.slice(0, queryAt);
@@ -349,6 +358,12 @@ export class Emulator {
         return;
       }
       default:
+        if (answer.kind === 'items') {
+          const operations = answer.items.length;
+          response.once('finish', () =>
+            this.#answerTimes.record(operations, performance.now() - arrivedAtMs),
+          );
+        }
         this.#answerLater(knobs.latencyMs, () =>
           writeBody(response, 200, serializeAnswer(answer, fault === 'missingItemRate')),
         );

@@ -469,6 +469,25 @@ test('the latency knob delays every answer', async (t) => {
   assert.ok(Date.now() - started >= 140, `took ${Date.now() - started} ms`);
 });
 
+test('the emulator records its own answer time per envelope size, until a reset', async (t) => {
+  const emulator = await startEmulator(t, { knobs: { latencyMs: 60 } });
+  const client = createHttpClient(t);
+  await client.sync(emulator.url, [{ type: 'balance' }]);
+  await client.sync(
+    emulator.url,
+    Array.from({ length: 11 }, () => ({ type: 'balance' })),
+  );
+  const { small, large, eventLoopDelay } = emulator.stats().answerTimes;
+  assert.equal(small.count, 1);
+  assert.equal(large.count, 1);
+  assert.ok(small.p99Ms >= 55 && small.maxMs < 1_000, `small ${JSON.stringify(small)}`);
+  assert.ok(large.p50Ms >= 55, `large ${JSON.stringify(large)}`);
+  assert.ok(eventLoopDelay.maxMs >= 0);
+  emulator.reset();
+  assert.equal(emulator.stats().answerTimes.small.count, 0);
+  assert.equal(emulator.stats().answerTimes.large.count, 0);
+});
+
 test('fault rates below 1 hit about their share of requests', async (t) => {
   const emulator = await startEmulator(t, { knobs: { http500Rate: 0.3, malformedRate: 0.2 } });
   const client = createHttpClient(t);
