@@ -116,6 +116,16 @@ export interface GatewayCounts {
   readonly answerTimes: AnswerTimesStats;
 }
 
+/** The emulator's view: small envelopes (one command or a few), large ones, its event-loop delay. */
+export function formatAnswerTimes(times: AnswerTimesStats): string {
+  const { small, large, eventLoopDelay } = times;
+  return (
+    `envelopes of ≤ 10 operations p50/p99/max ${small.p50Ms}/${small.p99Ms}/${small.maxMs} ms (${small.count}), ` +
+    `larger ${large.p50Ms}/${large.p99Ms}/${large.maxMs} ms (${large.count}); ` +
+    `its event-loop delay p99/max ${eventLoopDelay.p99Ms}/${eventLoopDelay.maxMs} ms`
+  );
+}
+
 /** The emulator as a child process, with its control route. */
 export class EmulatorChild {
   readonly child: BenchChild;

@@ -14,10 +14,12 @@
  * backlog and left behind by the faster paced rates: its runs say so (`complete`).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { AnswerTimesStats } from '../src/emulator/answer-times.ts';
 import {
   type BenchContext,
   createTopics,
   type EmulatorChild,
+  formatAnswerTimes,
   startCollector,
   subjectStartOf,
   takeCommands,
@@ -179,7 +181,7 @@ export async function runBacklog(
           commandRecords,
         },
       );
-      return reported(figures, ferry, log);
+      return reported(figures, ferry, counts.answerTimes, log);
     },
   );
 }
@@ -194,9 +196,11 @@ interface FerryView {
 function reported(
   figures: ScenarioFigures,
   ferry: FerryView | undefined,
+  gateway: AnswerTimesStats,
   log: Log,
 ): ScenarioFigures {
   log(describe(figures));
+  log(`  gateway's own answer time: ${formatAnswerTimes(gateway)}`);
   if (!ferry) return figures;
   log(`  ferry stages p50/p99 ms: ${formatStages(ferry.stages)}`);
   log(`  ferry runtime: ${formatRuntime(ferry.runtime)}`);
@@ -282,6 +286,6 @@ export async function runPaced(
         commandRecords,
       },
     );
-    return reported(figures, ferry, log);
+    return reported(figures, ferry, counts.answerTimes, log);
   });
 }

@@ -14,6 +14,7 @@ import {
   createTopics,
   type EmulatorChild,
   FERRY_DEFAULT_LINGER_MS,
+  formatAnswerTimes,
   startCollector,
   subjectStartOf,
   takeCommands,
@@ -244,14 +245,4 @@ export function formatUrgentLane(figures: UrgentLaneFigures): string {
     `  gateway's own answer time: ${formatAnswerTimes(figures.gatewayAnswerTimes)}`,
     `  ids sent twice: ${figures.duplicateSends}`,
   ].join('\n');
-}
-
-/** The emulator's view: small envelopes (the urgent lane's), large ones (the bulk lane's), its loop delay. */
-function formatAnswerTimes(times: AnswerTimesStats): string {
-  const { small, large, eventLoopDelay } = times;
-  return (
-    `envelopes of ≤ 10 operations p50/p99/max ${small.p50Ms}/${small.p99Ms}/${small.maxMs} ms (${small.count}), ` +
-    `larger ${large.p50Ms}/${large.p99Ms}/${large.maxMs} ms (${large.count}); ` +
-    `its event-loop delay p99/max ${eventLoopDelay.p99Ms}/${eventLoopDelay.maxMs} ms`
-  );
 }
