@@ -23,6 +23,8 @@ export interface BenchContext {
   readonly logsDir: string;
   readonly profilesDir: string;
   readonly brokers: string;
+  /** The broker's process when the bench started it (its CPU is measured per run), else undefined. */
+  readonly brokerPid: number | undefined;
   readonly admin: Admin;
   readonly generator: LoadGenerator;
   readonly runId: string;

@@ -123,7 +123,7 @@ export function checkTargets(scenarios: readonly ScenarioFigures[]): TargetCheck
   return checks;
 }
 
-const WIDTHS = [24, 17, 9, 7, 7, 7, 7, 9, 8, 8, 7, 9];
+const WIDTHS = [24, 17, 9, 7, 7, 7, 7, 9, 10, 8, 8, 7, 9];
 
 function row(cells: readonly string[]): string {
   return cells
@@ -141,6 +141,7 @@ function figuresRow(first: string, f: ScenarioFigures): string {
     n(f.latency.p99Ms),
     n(f.latency.maxMs),
     n(f.cpuMsPerThousandCommands),
+    n(f.brokerCpuMsPerThousandCommands),
     n(f.operationsPerEnvelope, 1),
     n(f.peakRssBytes / MIB),
     n(f.fromStartSeconds, 1),
@@ -166,6 +167,7 @@ function ratioRow(ferry: ScenarioFigures, peer: ScenarioFigures, label = 'ferry 
     r(ferry.latency.p99Ms, peer.latency.p99Ms),
     r(ferry.latency.maxMs, peer.latency.maxMs),
     r(ferry.cpuMsPerThousandCommands, peer.cpuMsPerThousandCommands),
+    r(ferry.brokerCpuMsPerThousandCommands, peer.brokerCpuMsPerThousandCommands),
     '',
     r(ferry.peakRssBytes, peer.peakRssBytes),
     ferry.fromStartSeconds === undefined
@@ -186,7 +188,10 @@ export function formatReport(report: BenchReport): string {
     'Latency ms: command produced until the bench read the result at read_committed. Backlog cmd/s: first to last result read.',
   );
   out.push(
-    'cpu ms/1k: CPU of the process per 1,000 commands; RSS: its peak (VmHWM) in the scenario; start s: process start to last result;',
+    "cpu ms/1k: CPU of the process per 1,000 commands; broker/1k: the broker's CPU over the same part per 1,000 commands (the bench's own producing and reading included, alike for all);",
+  );
+  out.push(
+    "RSS: the process's peak (VmHWM) in the scenario; start s: process start to last result;",
   );
   out.push(
     'done: share of the commands answered when not all (window or deadline); dup N: second results for a command, (in M): commands written twice by the bench;',
@@ -203,8 +208,10 @@ export function formatReport(report: BenchReport): string {
       'p99',
       'max',
       'cpu ms/1k',
+      'broker/1k',
       'ops/env',
       'RSS MiB',
+      'start s',
       'done',
     ]),
   );

@@ -17,8 +17,10 @@ import { fileURLToPath } from 'node:url';
 import { brokerPorts, type RunningBroker, startBroker } from '../tools/kafka/broker.ts';
 import { type BenchContext, connectAdmin, EmulatorChild } from './bench-context.ts';
 import { readBenchOptions } from './bench-options.ts';
+import { warmUpBroker } from './broker-warmup.ts';
 import { type CeilingFigures, measureClientCeilings } from './client-ceilings.ts';
 import { LoadGenerator } from './load-generator.ts';
+import { busiestBetween, cpuSnapshot, formatBusiest } from './machine-cpu.ts';
 import { runMicroBenchmarks } from './micro.ts';
 import { formatReceipts, receiptsSettings, runReceiptsBench } from './receipts.ts';
 import { type BenchReport, checkTargets, formatReport } from './report.ts';
@@ -83,6 +85,7 @@ async function main(): Promise<void> {
       });
       brokers = broker.brokers;
       log(`# kafka broker ${brokers} ready in ${Date.now() - t0} ms`);
+      await warmUpBroker({ brokers, brokerPid: broker.pid, prefix: `bench.${stamp}.warmup` }, log);
     } else {
       log(`# using the broker at ${brokers}`);
     }
@@ -93,6 +96,7 @@ async function main(): Promise<void> {
       logsDir,
       profilesDir,
       brokers,
+      brokerPid: broker?.pid,
       admin: await connectAdmin(brokers),
       generator,
       runId: `${stamp}-${process.pid}`,
@@ -109,11 +113,17 @@ async function main(): Promise<void> {
       const emulator = await EmulatorChild.start(context, latencyMs);
       try {
         for (const subject of options.subjects) {
+          const before = cpuSnapshot();
           scenarios.push(await runBacklog(context, emulator, settings, subject, log));
+          log(`  CPU used during the run: ${formatBusiest(busiestBetween(before, cpuSnapshot()))}`);
         }
         for (const rate of options.pacedRates) {
           for (const subject of options.subjects) {
+            const before = cpuSnapshot();
             scenarios.push(await runPaced(context, emulator, settings, subject, rate, log));
+            log(
+              `  CPU used during the run: ${formatBusiest(busiestBetween(before, cpuSnapshot()))}`,
+            );
           }
         }
         // Once, at the slowest gateway: an urgent command's budget includes its latency.

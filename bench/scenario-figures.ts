@@ -31,6 +31,12 @@ export interface ScenarioFigures {
   /** CPU of the subject over the measured part, seconds. */
   readonly cpuSeconds: number;
   readonly cpuMsPerThousandCommands: number;
+  /**
+   * The broker's CPU over the same part, per 1,000 commands (NaN when the bench did not start
+   * the broker): what the subject's way of committing costs the Kafka cluster. The load
+   * generator's and the bench's reading are in it too, the same for every subject.
+   */
+  readonly brokerCpuMsPerThousandCommands: number;
   readonly envelopes: number;
   readonly operationsPerEnvelope: number;
   /**
@@ -56,6 +62,7 @@ export function summarise(
     readonly seconds: number;
     readonly fromStartSeconds?: number;
     readonly cpuSeconds: number;
+    readonly brokerCpuSeconds: number;
     readonly envelopes: number;
     readonly operations: number;
     readonly duplicateSends: number;
@@ -83,6 +90,8 @@ export function summarise(
     cpuSeconds: measure.cpuSeconds,
     cpuMsPerThousandCommands:
       results.completed > 0 ? (measure.cpuSeconds * 1e6) / results.completed : Number.NaN,
+    brokerCpuMsPerThousandCommands:
+      results.completed > 0 ? (measure.brokerCpuSeconds * 1e6) / results.completed : Number.NaN,
     envelopes: measure.envelopes,
     operationsPerEnvelope:
       measure.envelopes > 0 ? measure.operations / measure.envelopes : Number.NaN,
@@ -99,5 +108,5 @@ export function describe(f: ScenarioFigures): string {
     f.complete ? '' : ' (not all)'
   } ${Math.round(f.commandsPerSecond)} cmd/s, p50 ${f.latency.p50Ms} p99 ${f.latency.p99Ms} ms, ${f.operationsPerEnvelope.toFixed(
     1,
-  )} ops/env, cpu ${f.cpuSeconds.toFixed(2)} s, peak RSS ${Math.round(f.peakRssBytes / 1048576)} MiB, duplicates ${f.duplicateResults}/${f.duplicateSends}, command records ${f.commandRecords}`;
+  )} ops/env, cpu ${f.cpuSeconds.toFixed(2)} s (broker ${Math.round(f.brokerCpuMsPerThousandCommands)} ms per 1,000), peak RSS ${Math.round(f.peakRssBytes / 1048576)} MiB, duplicates ${f.duplicateResults}/${f.duplicateSends}, command records ${f.commandRecords}`;
 }

@@ -26,6 +26,7 @@ import {
   topicRecordCount,
 } from './bench-context.ts';
 import type { BenchCommand } from './command-mix.ts';
+import { readProcessUsage } from './proc-stats.ts';
 import type { ResultCollector, RunTracker } from './result-collector.ts';
 import {
   formatRuntime,
@@ -113,6 +114,11 @@ async function withSubject<T>(
 }
 
 const cpuOf = (subject: StartedSubject): number => subject.child.usage()?.cpuSeconds ?? Number.NaN;
+/** The broker's CPU so far, when the bench started it (NaN for a broker it only uses). */
+const brokerCpuOf = (context: BenchContext): number =>
+  context.brokerPid === undefined
+    ? Number.NaN
+    : (readProcessUsage(context.brokerPid)?.cpuSeconds ?? Number.NaN);
 
 /** Waits until the run's first result is read. @throws when the subject exits or `timeoutMs` passes. */
 async function firstResult(tracker: RunTracker, subject: StartedSubject, timeoutMs: number) {
@@ -155,6 +161,7 @@ export async function runBacklog(
       const subject = await start();
       const firstAtMs = await firstResult(tracker, subject, 90_000);
       const cpuAtFirst = cpuOf(subject);
+      const brokerCpuAtFirst = brokerCpuOf(context);
       const windowed = name === 'baseline';
       const deadlineMs = windowed
         ? firstAtMs + settings.baselineWindowSeconds * 1000
@@ -163,6 +170,7 @@ export async function runBacklog(
       const endAtMs =
         results.completed === results.expected ? results.lastResultSeenAtMs : deadlineMs;
       const cpuAtEnd = cpuOf(subject);
+      const brokerCpuAtEnd = brokerCpuOf(context);
       const counts = await emulator.counts();
       const ferry = await ferrySince(subject, undefined);
       await subject.child.stop(30_000);
@@ -174,6 +182,7 @@ export async function runBacklog(
           seconds: (endAtMs - firstAtMs) / 1000,
           fromStartSeconds: (endAtMs - startedAtMs) / 1000,
           cpuSeconds: cpuAtEnd - cpuAtFirst,
+          brokerCpuSeconds: brokerCpuAtEnd - brokerCpuAtFirst,
           envelopes: counts.envelopes,
           operations: counts.operations,
           duplicateSends: counts.duplicateIds,
@@ -260,6 +269,7 @@ export async function runPaced(
     const tracker = collector.track(commands);
     const ferryBefore = await readFerry(subject);
     const cpuBefore = cpuOf(subject);
+    const brokerCpuBefore = brokerCpuOf(context);
     const produced = await generator.paced(topic, commands, ratePerSecond, (c, at) =>
       tracker.sent(c, at),
     );
@@ -269,6 +279,7 @@ export async function runPaced(
     const endAtMs =
       results.completed === results.expected ? results.lastResultSeenAtMs : deadlineMs;
     const cpuAfter = cpuOf(subject);
+    const brokerCpuAfter = brokerCpuOf(context);
     const counts = await emulator.counts();
     const ferry = await ferrySince(subject, ferryBefore);
     await subject.child.stop(30_000);
@@ -279,6 +290,7 @@ export async function runPaced(
       {
         seconds: (endAtMs - produced.firstProducedAtMs) / 1000,
         cpuSeconds: cpuAfter - cpuBefore,
+        brokerCpuSeconds: brokerCpuAfter - brokerCpuBefore,
         envelopes: counts.envelopes,
         operations: counts.operations,
         duplicateSends: counts.duplicateIds,
