@@ -82,6 +82,8 @@ async function main(): Promise<void> {
         dir: brokerDir,
         ...(await brokerPorts()),
         heapMb: 1024,
+        // Kafka's own start script's heap and G1 settings: the broker as it runs in production.
+        productionJvm: true,
       });
       brokers = broker.brokers;
       log(`# kafka broker ${brokers} ready in ${Date.now() - t0} ms`);

@@ -114,6 +114,13 @@ export interface BrokerOptions {
   readonly controllerPort: number;
   /** JVM heap; without a cap the JVM takes a quarter of RAM. Default 512. */
   readonly heapMb?: number;
+  /**
+   * JVM options for the heap as Kafka's own start script sets them (`-Xms` = `-Xmx`,
+   * G1 with a 20 ms pause goal, KAFKA_JVM_PERFORMANCE_OPTS's defaults) instead of a small
+   * initial heap and G1's 200 ms default goal. The benchmark asks for it: a broker is
+   * measured as it runs in production.
+   */
+  readonly productionJvm?: boolean;
   /** How long to wait for a metadata answer. Default 90 000 ms. */
   readonly readyTimeoutMs?: number;
   /** Leaves the JVM running after this process exits (make kafka-up). */
@@ -307,9 +314,17 @@ export async function startBroker(options: BrokerOptions): Promise<RunningBroker
   const child: ChildProcess = spawn(
     'java',
     [
-      `-Xms${Math.min(heapMb, 256)}m`,
-      `-Xmx${heapMb}m`,
-      '-XX:+UseG1GC',
+      ...(options.productionJvm
+        ? [
+            `-Xms${heapMb}m`,
+            `-Xmx${heapMb}m`,
+            '-server',
+            '-XX:+UseG1GC',
+            '-XX:MaxGCPauseMillis=20',
+            '-XX:InitiatingHeapOccupancyPercent=35',
+            '-XX:+ExplicitGCInvokesConcurrent',
+          ]
+        : [`-Xms${Math.min(heapMb, 256)}m`, `-Xmx${heapMb}m`, '-XX:+UseG1GC']),
       '-Djava.awt.headless=true',
       `-Dkafka.logs.dir=${logsDir}`,
       `-Dlog4j.configuration=file:${join(options.dir, 'log4j.properties')}`,
