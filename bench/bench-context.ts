@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { type Admin, type ITopicConfig, Kafka, logLevel } from 'kafkajs';
-import type { AnswerTimesStats } from '../src/emulator/answer-times.ts';
+import { type AnswerTimesStats, SMALL_ENVELOPE_OPERATIONS } from '../src/emulator/answer-times.ts';
 import { createTopicsAndWait as createTopicsWithLeaders } from '../src/kafka/topic-leaders.ts';
 import { freePort } from '../tools/kafka/broker.ts';
 import { answers200, BenchChild } from './child-process.ts';
@@ -122,7 +122,7 @@ export interface GatewayCounts {
 export function formatAnswerTimes(times: AnswerTimesStats): string {
   const { small, large, eventLoopDelay } = times;
   return (
-    `envelopes of ≤ 10 operations p50/p99/max ${small.p50Ms}/${small.p99Ms}/${small.maxMs} ms (${small.count}), ` +
+    `envelopes of ≤ ${SMALL_ENVELOPE_OPERATIONS} operations p50/p99/max ${small.p50Ms}/${small.p99Ms}/${small.maxMs} ms (${small.count}), ` +
     `larger ${large.p50Ms}/${large.p99Ms}/${large.maxMs} ms (${large.count}); ` +
     `its event-loop delay p99/max ${eventLoopDelay.p99Ms}/${eventLoopDelay.maxMs} ms`
   );

@@ -11,11 +11,12 @@
  * which they used at most `quietShare` of the round's wall time, or `maxSeconds` in all.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { parseStat } from './proc-stats.ts';
 import { measureTransactionCeilings } from './transaction-ceilings.ts';
 
 /** CPU seconds so far of the process's JIT compiler threads ("C1 CompilerThre…", "C2 …"). */
 export function compilerCpuSeconds(pid: number): number {
-  let ticks = 0;
+  let seconds = 0;
   let tasks: string[];
   try {
     tasks = readdirSync(`/proc/${pid}/task`);
@@ -24,17 +25,15 @@ export function compilerCpuSeconds(pid: number): number {
   }
   for (const task of tasks) {
     try {
-      const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      if (!/^C[12] Compiler/.test(name)) continue;
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
+      const { name, cpuSeconds } = parseStat(
+        readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8'),
+      );
+      if (/^C[12] Compiler/.test(name)) seconds += cpuSeconds;
     } catch {
       // A thread that ended since the listing.
     }
   }
-  // USER_HZ: 100 on every Linux ABI Node runs on.
-  return ticks / 100;
+  return seconds;
 }
 
 export interface BrokerWarmupOptions {

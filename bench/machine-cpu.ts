@@ -5,9 +5,7 @@
  * beside it.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-
-/** USER_HZ, 100 on every Linux ABI Node runs on. */
-const CLOCK_TICKS_PER_SECOND = 100;
+import { parseStat } from './proc-stats.ts';
 
 export type CpuSnapshot = ReadonlyMap<number, { readonly name: string; readonly seconds: number }>;
 
@@ -23,11 +21,8 @@ export function cpuSnapshot(): CpuSnapshot {
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const ticks = Number(fields[11]) + Number(fields[12]);
-      snapshot.set(Number(entry), { name, seconds: ticks / CLOCK_TICKS_PER_SECOND });
+      const { name, cpuSeconds } = parseStat(readFileSync(`/proc/${entry}/stat`, 'utf8'));
+      snapshot.set(Number(entry), { name, seconds: cpuSeconds });
     } catch {
       // Gone since the listing.
     }

@@ -22,20 +22,32 @@ function kilobytesField(status: string, field: string): number {
 }
 
 /**
+ * The command name and CPU time (user + system, seconds) in the text of a
+ * /proc/<pid>/stat or /proc/<pid>/task/<tid>/stat file.
+ */
+export function parseStat(stat: string): { readonly name: string; readonly cpuSeconds: number } {
+  // The command name (field 2) may hold spaces and parentheses: fields are counted after the last ')'.
+  const nameEnd = stat.lastIndexOf(')');
+  const fields = stat.slice(nameEnd + 2).split(' ');
+  // After the name, field 3 (state) is index 0, so utime (14) is index 11 and stime (15) index 12.
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return {
+    name: stat.slice(stat.indexOf('(') + 1, nameEnd),
+    cpuSeconds: ticks / CLOCK_TICKS_PER_SECOND,
+  };
+}
+
+/**
  * Reads the usage of process `pid`; undefined when the process is gone (or procfs is absent).
  */
 export function readProcessUsage(pid: number): ProcessUsage | undefined {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) may hold spaces and parentheses: fields are counted after the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // After the name, field 3 (state) is index 0, so utime (14) is index 11 and stime (15) index 12.
-    const ticks = Number(fields[11]) + Number(fields[12]);
+    const { cpuSeconds } = parseStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
     return {
       peakRssBytes: kilobytesField(status, 'VmHWM'),
       rssBytes: kilobytesField(status, 'VmRSS'),
-      cpuSeconds: ticks / CLOCK_TICKS_PER_SECOND,
+      cpuSeconds,
     };
   } catch {
     return undefined;

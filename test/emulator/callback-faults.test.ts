@@ -10,6 +10,10 @@ import { createServer } from 'node:http';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import {
+  type AnswerTimesStats,
+  SMALL_ENVELOPE_OPERATIONS,
+} from '../../src/emulator/answer-times.ts';
 import { SYNC_PATH } from '../../src/emulator/emulator.ts';
 import { findTool } from '../deploy/external-tools.ts';
 import { smsOperation } from '../fixtures/operations.ts';
@@ -73,6 +77,11 @@ test('callbacks dropped, doubled and late, set and sent through curl; status sti
   await sleep(LATE_MS + 1_500);
 
   const stats = await curlJson(`${emulator.url}/__emulator/stats?sendsById=0`);
+  // The envelope curl sent is in the emulator's own answer times, in its size class.
+  const answerTimes = stats.answerTimes as AnswerTimesStats;
+  const sizeClass = MESSAGES <= SMALL_ENVELOPE_OPERATIONS ? answerTimes.small : answerTimes.large;
+  assert.equal(sizeClass.count, 1);
+  assert.ok(sizeClass.maxMs >= 0 && sizeClass.maxMs < 10_000, JSON.stringify(sizeClass));
   const dropped = stats.callbacksDropped as number;
   const doubled = stats.callbacksDuplicated as number;
   const late = stats.callbacksLate as number;
