@@ -1,7 +1,7 @@
 /**
  * ferry's resident memory at rest: starts a temporary broker, the gateway emulator and
  * ferry (as the container runs it), waits until ferry is ready and has sat idle, and
- * prints its RSS and CPU time. The figure behind the memory request in
+ * prints its RSS, CPU time and how often its main thread woke up. The figure behind the memory request in
  * deploy/k8s/base/deployment.yaml. Usage: node bench/idle-rss.ts [idle seconds, default 30] [-- node flags]
  * (FERRY_BENCH_FROM=src: from the TypeScript sources; default dist/, run `npm run build`;
  * other FERRY_* variables of its environment are passed to ferry)
@@ -96,6 +96,7 @@ try {
     `ferry idle: RSS ${mib(ready?.rssBytes)} MiB when ready, ${mib(idle?.rssBytes)} MiB after ` +
       `${idleSeconds} s idle (peak ${mib(idle?.peakRssBytes)} MiB), CPU ` +
       `${(((idle?.cpuSeconds ?? 0) - (ready?.cpuSeconds ?? 0)) * 1000).toFixed(0)} ms over the idle time, ` +
+      `main thread woken ${(((idle?.mainThreadWaits ?? 0) - (ready?.mainThreadWaits ?? 0)) / idleSeconds).toFixed(0)} times/s, ` +
       `V8 heap used ${mib(await heapUsed(`http://127.0.0.1:${opsPort}/metrics`))} MiB`,
   );
 } finally {

@@ -14,6 +14,16 @@ export interface ProcessUsage {
   readonly rssBytes: number;
   /** User plus system CPU time so far, seconds. */
   readonly cpuSeconds: number;
+  /**
+   * Times the main thread gave up the CPU of its own accord so far (voluntary context
+   * switches): for an event loop, about once per wake-up from waiting for I/O or a timer.
+   */
+  readonly mainThreadWaits: number;
+}
+
+function countField(status: string, field: string): number {
+  const match = new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(status);
+  return match?.[1] ? Number(match[1]) : Number.NaN;
 }
 
 function kilobytesField(status: string, field: string): number {
@@ -44,10 +54,12 @@ export function readProcessUsage(pid: number): ProcessUsage | undefined {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const { cpuSeconds } = parseStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    const mainThread = readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8');
     return {
       peakRssBytes: kilobytesField(status, 'VmHWM'),
       rssBytes: kilobytesField(status, 'VmRSS'),
       cpuSeconds,
+      mainThreadWaits: countField(mainThread, 'voluntary_ctxt_switches'),
     };
   } catch {
     return undefined;

@@ -1,15 +1,22 @@
 /**
  * kafkajs's request queue spins a 1 ms timer on every connection, idle or not; with the
  * workaround in place a connection with nothing pending sets no timer, and one with
- * requests waiting still checks them again.
+ * requests waiting still checks them again. kafkajs also runs a 100 ms interval per
+ * connection for request timeouts; here each request in flight has a timer of its own,
+ * and a broker that never answers still times the request out.
  */
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
+import { createServer, type Socket } from 'node:net';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
+  armRequestTimeout,
+  disarmRequestTimeout,
   kafkajsSchedule,
+  kafkajsTimeoutCheck,
   type RequestQueueState,
+  type SocketRequestState,
   scheduleOnlyWhilePending,
 } from '../../src/kafka/idle-request-queue.ts';
 import { Kafka, logLevel } from '../../src/kafka/kafkajs.ts';
@@ -90,4 +97,118 @@ test('an idle connection to the real broker runs no checks between requests', as
   assert.ok(checks - before < 5, `${checks - before} checks in 500 ms idle`);
   await admin.listTopics();
   assert.ok(checks > before, 'an answer still checks what is pending');
+});
+
+/** A request as the timeout timers see it, counting how it ended. */
+function fakeRequest(correlationId: number, requestTimeout: number) {
+  const request = {
+    correlationId,
+    requestTimeout,
+    timeouts: 0,
+    timeoutRequest() {
+      request.timeouts += 1;
+    },
+    completed() {
+      disarmRequestTimeout(request);
+    },
+    rejected() {
+      disarmRequestTimeout(request);
+    },
+  } satisfies SocketRequestState & { timeouts: number };
+  return request;
+}
+
+test('kafkajs alone starts a 100 ms timeout interval on every connection at connect', () => {
+  const start = kafkajsTimeoutCheck();
+  assert.ok(start, 'kafkajs has the timeout check this replaces');
+  const queue = {
+    enforceRequestTimeout: true,
+    requestTimeout: 30_000,
+    requestTimeoutIntervalId: undefined as NodeJS.Timeout | undefined,
+    throttleCheckTimeoutId: null,
+    inflight: new Map(),
+    isConnected: () => true,
+    destroy() {
+      clearInterval(queue.requestTimeoutIntervalId);
+    },
+  };
+  start.call(queue);
+  // Nothing is in flight, yet the interval runs until the connection is closed.
+  assert.ok(queue.requestTimeoutIntervalId, 'an interval per connected connection');
+  clearInterval(queue.requestTimeoutIntervalId);
+});
+
+test('a request in flight past its timeout is timed out once; an answered one never', async () => {
+  const late = fakeRequest(1, 20);
+  const answered = fakeRequest(2, 20);
+  const inflight = new Map<number, SocketRequestState>([
+    [1, late],
+    [2, answered],
+  ]);
+  const queue = { enforceRequestTimeout: true, inflight };
+  armRequestTimeout(queue, late);
+  armRequestTimeout(queue, answered);
+  answered.completed();
+  inflight.delete(2);
+  await sleep(60);
+  assert.equal(late.timeouts, 1);
+  assert.equal(answered.timeouts, 0);
+
+  // A connection that does not enforce timeouts, or a request no longer in flight: no timer.
+  const unenforced = fakeRequest(3, 1);
+  armRequestTimeout(
+    { enforceRequestTimeout: false, inflight: new Map([[3, unenforced]]) },
+    unenforced,
+  );
+  const gone = fakeRequest(4, 1);
+  armRequestTimeout({ enforceRequestTimeout: true, inflight: new Map() }, gone);
+  await sleep(20);
+  assert.equal(unenforced.timeouts + gone.timeouts, 0);
+});
+
+test('a broker that accepts the connection and never answers: the request still times out', async (t) => {
+  const sockets: Socket[] = [];
+  const silent = createServer((socket) => {
+    // Reads everything, answers nothing: a broker frozen after accepting.
+    sockets.push(socket);
+    socket.resume();
+  });
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  t.after(() => {
+    for (const socket of sockets) socket.destroy();
+    silent.close();
+  });
+  const address = silent.address();
+  assert.ok(address && typeof address === 'object');
+  const admin = new Kafka({
+    clientId: 'silent-broker-test',
+    brokers: [`127.0.0.1:${address.port}`],
+    requestTimeout: 300,
+    connectionTimeout: 1_000,
+    retry: { retries: 0 },
+    logLevel: logLevel.NOTHING,
+  }).admin();
+  const began = performance.now();
+  await assert.rejects(admin.connect(), /timed out/i);
+  const tookMs = performance.now() - began;
+  // kafkajs gives the ApiVersions request of a connect the connection timeout (1 s).
+  assert.ok(tookMs >= 990 && tookMs < 3_000, `timed out after ${Math.round(tookMs)} ms`);
+  await admin.disconnect();
+});
+
+test('a connected, idle client holds no timer of its own', async (t) => {
+  const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+  const admin = new Kafka({
+    clientId: 'idle-timers-test',
+    brokers: testBrokers(),
+    logLevel: logLevel.NOTHING,
+  }).admin();
+  const before = timers();
+  await admin.connect();
+  t.after(() => admin.disconnect());
+  await admin.listTopics();
+  await sleep(50);
+  // kafkajs alone: one 100 ms interval per connection opened (here at least the seed
+  // broker's and the controller's), for as long as they stay connected.
+  assert.equal(timers() - before, 0, 'no timer left once every request was answered');
 });
