@@ -104,6 +104,45 @@ function endStruct(encoder: KafkajsEncoder): KafkajsEncoder {
   return encoder.writeUVarInt(0);
 }
 
+/** A compact array of topics, each its name and a compact array of its partitions. */
+function writeTopics<P>(
+  topics: readonly { readonly topic: string; readonly partitions: readonly P[] }[],
+  writePartition: (partition: P) => KafkajsEncoder,
+): KafkajsEncoder[] {
+  return topics.map(({ topic, partitions }) =>
+    endStruct(
+      new Encoder()
+        .writeUVarIntString(topic)
+        .writeUVarIntArray(partitions.map(writePartition), 'object'),
+    ),
+  );
+}
+
+/**
+ * The start of a flexible answer: the header's tagged fields, the throttle time, then its
+ * topics, each with its partitions read by `readPartition` (tagged fields after each).
+ */
+function readTopics<P>(
+  decoder: KafkajsDecoder,
+  readPartition: (decoder: KafkajsDecoder) => P,
+): { topic: string; partitions: P[] }[] {
+  decoder.readTaggedFields();
+  decoder.readInt32(); // throttle_time_ms
+  return (
+    decoder.readUVarIntArray((d) => {
+      const topic = d.readUVarIntString() ?? '';
+      const partitions =
+        d.readUVarIntArray((p) => {
+          const partition = readPartition(p);
+          p.readTaggedFields();
+          return partition;
+        }) ?? [];
+      d.readTaggedFields();
+      return { topic, partitions };
+    }) ?? []
+  );
+}
+
 /**
  * TxnOffsetCommit v3: the offsets join the producer's open transaction, refused unless
  * the member is in the group at that generation. Partition errors reject with kafkajs's
@@ -118,20 +157,13 @@ export function txnOffsetCommitV3(
       apiVersion: 3,
       apiName: 'TxnOffsetCommit',
       encode: async () => {
-        const topics = commit.topics.map(({ topic, partitions }) =>
+        const topics = writeTopics(commit.topics, (p) =>
           endStruct(
-            new Encoder().writeUVarIntString(topic).writeUVarIntArray(
-              partitions.map((p) =>
-                endStruct(
-                  new Encoder()
-                    .writeInt32(p.partition)
-                    .writeInt64(p.offset)
-                    .writeInt32(NO_LEADER_EPOCH)
-                    .writeUVarIntString(p.metadata),
-                ),
-              ),
-              'object',
-            ),
+            new Encoder()
+              .writeInt32(p.partition)
+              .writeInt64(p.offset)
+              .writeInt32(NO_LEADER_EPOCH)
+              .writeUVarIntString(p.metadata),
           ),
         );
         return endStruct(
@@ -150,24 +182,12 @@ export function txnOffsetCommitV3(
       },
     },
     response: {
-      decode: async (payload) => {
-        const decoder = new Decoder(payload);
-        decoder.readTaggedFields();
-        decoder.readInt32(); // throttle_time_ms
-        const topics =
-          decoder.readUVarIntArray((d) => {
-            const topic = d.readUVarIntString() ?? '';
-            const partitions =
-              d.readUVarIntArray((p) => {
-                const result = { partition: p.readInt32(), errorCode: p.readInt16() };
-                p.readTaggedFields();
-                return result;
-              }) ?? [];
-            d.readTaggedFields();
-            return { topic, partitions };
-          }) ?? [];
-        return { topics };
-      },
+      decode: async (payload) => ({
+        topics: readTopics(new Decoder(payload), (p) => ({
+          partition: p.readInt32(),
+          errorCode: p.readInt16(),
+        })),
+      }),
       parse: async (answer) => {
         for (const { partitions } of answer.topics) {
           const failed = partitions.find((p) => failure(p.errorCode));
@@ -209,14 +229,7 @@ export function offsetFetchV7(request: {
       apiVersion: 7,
       apiName: 'OffsetFetch',
       encode: async () => {
-        const topics = request.topics.map(({ topic, partitions }) =>
-          endStruct(
-            new Encoder().writeUVarIntString(topic).writeUVarIntArray(
-              partitions.map((p) => new Encoder().writeInt32(p)),
-              'object',
-            ),
-          ),
-        );
+        const topics = writeTopics(request.topics, (p) => new Encoder().writeInt32(p));
         return endStruct(
           new Encoder()
             .writeUVarInt(0)
@@ -229,26 +242,14 @@ export function offsetFetchV7(request: {
     response: {
       decode: async (payload) => {
         const decoder = new Decoder(payload);
-        decoder.readTaggedFields();
-        decoder.readInt32(); // throttle_time_ms
-        const topics =
-          decoder.readUVarIntArray((d) => {
-            const topic = d.readUVarIntString() ?? '';
-            const partitions =
-              d.readUVarIntArray((p) => {
-                const partition = p.readInt32();
-                const offset = p.readInt64().toString();
-                p.readInt32(); // committed_leader_epoch
-                const metadata = p.readUVarIntString();
-                const errorCode = p.readInt16();
-                p.readTaggedFields();
-                return { partition, offset, metadata, errorCode };
-              }) ?? [];
-            d.readTaggedFields();
-            return { topic, partitions };
-          }) ?? [];
-        const errorCode = decoder.readInt16();
-        return { errorCode, topics };
+        const topics = readTopics(decoder, (p) => {
+          const partition = p.readInt32();
+          const offset = p.readInt64().toString();
+          p.readInt32(); // committed_leader_epoch
+          const metadata = p.readUVarIntString();
+          return { partition, offset, metadata, errorCode: p.readInt16() };
+        });
+        return { errorCode: decoder.readInt16(), topics };
       },
       parse: async (answer) => {
         if (failure(answer.errorCode)) throw createErrorFromCode(answer.errorCode);
