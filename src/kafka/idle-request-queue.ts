@@ -66,6 +66,9 @@ export interface TimeoutQueueState {
   readonly inflight: ReadonlyMap<number, SocketRequestState>;
 }
 
+/** The longest delay Node's timers take as given (a signed 32-bit count of milliseconds). */
+const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
+
 /** Where a request's own timeout timer is kept, on kafkajs's SocketRequest. */
 const TIMEOUT_TIMER = Symbol('ferry:requestTimeoutTimer');
 type TimedRequest = SocketRequestState & { [TIMEOUT_TIMER]?: NodeJS.Timeout | undefined };
@@ -80,6 +83,9 @@ export function armRequestTimeout(queue: TimeoutQueueState, request: SocketReque
   if (!queue.enforceRequestTimeout || queue.inflight.get(request.correlationId) !== request) {
     return;
   }
+  // Node fires a longer delay after 1 ms; kafkajs documents Number.MAX_SAFE_INTEGER as a
+  // session timeout (its JoinGroup waits that long), which its interval never reached.
+  if (request.requestTimeout + 1 > MAX_TIMER_DELAY_MS) return;
   (request as TimedRequest)[TIMEOUT_TIMER] = setTimeout(() => {
     (request as TimedRequest)[TIMEOUT_TIMER] = undefined;
     if (queue.inflight.get(request.correlationId) === request) request.timeoutRequest();
@@ -169,8 +175,12 @@ export function installIdleRequestQueue(): boolean {
   prototype.scheduleRequestTimeoutCheck = () => undefined;
   const send = prototype.sendSocketRequest;
   prototype.sendSocketRequest = function (this: TimeoutQueueState, request: SocketRequestState) {
-    send.call(this, request);
-    armRequestTimeout(this, request);
+    try {
+      send.call(this, request);
+    } finally {
+      // Also when the write threw after the request was put in flight: it times out then.
+      armRequestTimeout(this, request);
+    }
   };
   const { completed, rejected } = socketRequest.prototype;
   socketRequest.prototype.completed = function (this: SocketRequestState, response: unknown) {

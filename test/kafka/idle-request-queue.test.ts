@@ -162,8 +162,11 @@ test('a request in flight past its timeout is timed out once; an answered one ne
   );
   const gone = fakeRequest(4, 1);
   armRequestTimeout({ enforceRequestTimeout: true, inflight: new Map() }, gone);
+  // A timeout past what Node's timers hold (kafkajs's "never"): no timer, not one of 1 ms.
+  const endless = fakeRequest(5, Number.MAX_SAFE_INTEGER);
+  armRequestTimeout({ enforceRequestTimeout: true, inflight: new Map([[5, endless]]) }, endless);
   await sleep(20);
-  assert.equal(unenforced.timeouts + gone.timeouts, 0);
+  assert.equal(unenforced.timeouts + gone.timeouts + endless.timeouts, 0);
 });
 
 test('a broker that accepts the connection and never answers: the request still times out', async (t) => {
