@@ -3,13 +3,9 @@ import type { CeilingFigures } from './client-ceilings.ts';
 import type { MicroResult } from './micro.ts';
 import type { ScenarioFigures } from './scenario-figures.ts';
 import { SUBJECT_LABELS } from './subjects.ts';
+import { n, type TargetCheck } from './targets.ts';
 
-export interface TargetCheck {
-  readonly name: string;
-  readonly target: string;
-  readonly measured: string;
-  readonly met: boolean;
-}
+export { checkTargets, type TargetCheck } from './targets.ts';
 
 export interface BenchReport {
   readonly meta: {
@@ -31,97 +27,6 @@ export interface BenchReport {
 }
 
 const MIB = 1024 * 1024;
-
-function n(value: number | undefined, digits = 0): string {
-  if (value === undefined || !Number.isFinite(value)) return '-';
-  return value.toLocaleString('en-US', {
-    maximumFractionDigits: digits,
-    minimumFractionDigits: digits,
-  });
-}
-
-function find(
-  scenarios: readonly ScenarioFigures[],
-  subject: ScenarioFigures['subject'],
-  kind: ScenarioFigures['kind'],
-  latencyMs: number,
-  ratePerSecond?: number,
-): ScenarioFigures | undefined {
-  return scenarios.find(
-    (s) =>
-      s.subject === subject &&
-      s.kind === kind &&
-      s.latencyMs === latencyMs &&
-      s.ratePerSecond === ratePerSecond,
-  );
-}
-
-/** Backlog throughput ferry ÷ peer that each latency must reach (at least). */
-const BACKLOG_RATIO_TARGET = 1.25;
-/** Paced latency: ferry's p50 and p99 at most the peer's in the same run plus these, ms. */
-const PACED_P50_MARGIN_MS = 15;
-const PACED_P99_MARGIN_MS = 40;
-const FERRY_PEAK_RSS_TARGET_BYTES = 128 * MIB;
-
-/**
- * Checks ferry against its targets (docs/benchmarks.md) in the scenarios measured: every
- * target is against the peer measured in the same run (so the machine's speed cancels
- * out), except the memory bound. Without a peer run, only the memory bound is checked.
- */
-export function checkTargets(scenarios: readonly ScenarioFigures[]): TargetCheck[] {
-  const checks: TargetCheck[] = [];
-  for (const f of scenarios) {
-    if (f.subject !== 'ferry') continue;
-    const peer = find(scenarios, 'peer', f.kind, f.latencyMs, f.ratePerSecond);
-    if (!peer) continue;
-    const where =
-      f.kind === 'paced'
-        ? `${f.latencyMs} ms, ${n(f.ratePerSecond)}/s`
-        : `${f.latencyMs} ms, backlog`;
-    const complete = f.complete && peer.complete;
-    if (f.kind === 'backlog') {
-      const ratio = f.commandsPerSecond / peer.commandsPerSecond;
-      checks.push({
-        name: `backlog ferry / redpanda-connect, ${f.latencyMs} ms`,
-        target: `>= ${BACKLOG_RATIO_TARGET.toFixed(2)}x`,
-        measured: `${n(ratio, 2)}x`,
-        met: complete && ratio >= BACKLOG_RATIO_TARGET,
-      });
-    } else {
-      const p50 = peer.latency.p50Ms + PACED_P50_MARGIN_MS;
-      const p99 = peer.latency.p99Ms + PACED_P99_MARGIN_MS;
-      checks.push({
-        name: `paced p50, ${where}`,
-        target: `<= peer + ${PACED_P50_MARGIN_MS} = ${n(p50)} ms`,
-        measured: `${n(f.latency.p50Ms)} ms`,
-        met: complete && f.latency.p50Ms <= p50,
-      });
-      checks.push({
-        name: `paced p99, ${where}`,
-        target: `<= peer + ${PACED_P99_MARGIN_MS} = ${n(p99)} ms`,
-        measured: `${n(f.latency.p99Ms)} ms`,
-        met: complete && f.latency.p99Ms <= p99,
-      });
-    }
-    checks.push({
-      name: `cpu per 1k commands, ${where}`,
-      target: `<= peer's ${n(peer.cpuMsPerThousandCommands)} ms`,
-      measured: `${n(f.cpuMsPerThousandCommands)} ms`,
-      met: complete && f.cpuMsPerThousandCommands <= peer.cpuMsPerThousandCommands,
-    });
-  }
-  const ferryRuns = scenarios.filter((s) => s.subject === 'ferry');
-  if (ferryRuns.length > 0) {
-    const peak = Math.max(...ferryRuns.map((s) => s.peakRssBytes));
-    checks.push({
-      name: 'ferry peak RSS, any scenario',
-      target: `<= ${FERRY_PEAK_RSS_TARGET_BYTES / MIB} MiB`,
-      measured: `${n(peak / MIB)} MiB`,
-      met: peak <= FERRY_PEAK_RSS_TARGET_BYTES,
-    });
-  }
-  return checks;
-}
 
 const WIDTHS = [24, 17, 9, 7, 7, 7, 7, 9, 10, 8, 8, 7, 9];
 
@@ -152,6 +57,51 @@ function figuresRow(first: string, f: ScenarioFigures): string {
     ]
       .filter((s) => s !== '')
       .join(' '),
+  ]);
+}
+
+/** A paced run's first seconds after ready: its latencies, and the share answered when not all. */
+function firstSecondsRow(first: string, f: ScenarioFigures): string | undefined {
+  const s = f.firstSeconds;
+  if (!s) return undefined;
+  const l = s.latency;
+  const done = s.completed === s.commands ? '' : `${Math.round((100 * s.completed) / s.commands)}%`;
+  return row([
+    first,
+    SUBJECT_LABELS[f.subject],
+    '-',
+    n(l.p50Ms),
+    n(l.p95Ms),
+    n(l.p99Ms),
+    n(l.maxMs),
+    '-',
+    '-',
+    '-',
+    '-',
+    '-',
+    done,
+  ]);
+}
+
+/** ferry ÷ peer of the first seconds' latencies. */
+function firstSecondsRatioRow(ferry: ScenarioFigures, peer: ScenarioFigures): string | undefined {
+  const [f, p] = [ferry.firstSeconds?.latency, peer.firstSeconds?.latency];
+  if (!f || !p) return undefined;
+  const r = (a: number, b: number) => (b > 0 ? `${n(a / b, 2)}x` : '-');
+  return row([
+    '',
+    'ferry ÷ peer',
+    '',
+    r(f.p50Ms, p.p50Ms),
+    r(f.p95Ms, p.p95Ms),
+    r(f.p99Ms, p.p99Ms),
+    r(f.maxMs, p.maxMs),
+    '',
+    '',
+    '',
+    '',
+    '',
+    '',
   ]);
 }
 
@@ -191,7 +141,7 @@ export function formatReport(report: BenchReport): string {
     "cpu ms/1k: CPU of the process per 1,000 commands; broker/1k: the broker's CPU over the same part per 1,000 commands (the bench's own producing and reading included, alike for all);",
   );
   out.push(
-    "RSS: the process's peak (VmHWM) in the scenario; start s: process start to last result;",
+    "RSS: the process's peak (VmHWM) in the scenario; start s: process start to last result; first N s after ready: a paced run's warm-up, left out of the row above it;",
   );
   out.push(
     'done: share of the commands answered when not all (window or deadline); dup N: second results for a command, (in M): commands written twice by the bench;',
@@ -236,6 +186,14 @@ export function formatReport(report: BenchReport): string {
     if (ferry && peer) out.push(ratioRow(ferry, peer));
     const before = g.rows.find((f) => f.subject === 'ferry-before');
     if (ferry && before) out.push(ratioRow(ferry, before, 'ferry ÷ before'));
+    const withFirst = g.rows.filter((f) => f.firstSeconds);
+    withFirst.forEach((f, i) => {
+      const label = i === 0 ? `  first ${f.firstSeconds?.seconds} s after ready` : '';
+      const line = firstSecondsRow(label, f);
+      if (line) out.push(line);
+    });
+    const firstRatio = ferry && peer ? firstSecondsRatioRow(ferry, peer) : undefined;
+    if (firstRatio) out.push(firstRatio);
   }
   out.push('');
   out.push('targets (ferry)');

@@ -52,6 +52,21 @@ export interface ScenarioFigures {
   readonly peakRssBytes: number;
   /** ferry only: its own per-stage figures over the measured part (ferry_pipeline_stage_seconds). */
   readonly stages?: readonly StageFigures[];
+  /**
+   * Paced runs of ferry and the peer: the first seconds after the system said it was ready
+   * (the warm-up, at the same rate, left out of the figures above). What a replica
+   * started in a rolling deploy gives the commands that meet it first.
+   */
+  readonly firstSeconds?: FirstSeconds;
+}
+
+/** The commands of a paced run's first seconds after ready, and how long their results took. */
+export interface FirstSeconds {
+  readonly seconds: number;
+  readonly commands: number;
+  readonly completed: number;
+  /** Command record timestamp until the bench read the result at read_committed. */
+  readonly latency: LatencySummary;
 }
 
 export function summarise(
@@ -100,6 +115,13 @@ export function summarise(
     duplicateSends: measure.duplicateSends,
     peakRssBytes: measure.peakRssBytes,
   };
+}
+
+/** The log line of a paced run's first seconds, when it has them. */
+export function describeFirstSeconds(f: ScenarioFigures): string | undefined {
+  const first = f.firstSeconds;
+  if (!first) return undefined;
+  return `  first ${first.seconds} s after ready: ${first.completed}/${first.commands}, p50 ${first.latency.p50Ms} p99 ${first.latency.p99Ms} max ${first.latency.maxMs} ms`;
 }
 
 export function describe(f: ScenarioFigures): string {

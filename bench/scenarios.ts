@@ -34,7 +34,13 @@ import {
   type RuntimeFigures,
   runtimeSince,
 } from './runtime-metrics.ts';
-import { describe, type ScenarioFigures, summarise } from './scenario-figures.ts';
+import {
+  describe,
+  describeFirstSeconds,
+  type FirstSeconds,
+  type ScenarioFigures,
+  summarise,
+} from './scenario-figures.ts';
 import {
   type FerryReading,
   formatStages,
@@ -209,6 +215,8 @@ function reported(
   log: Log,
 ): ScenarioFigures {
   log(describe(figures));
+  const first = describeFirstSeconds(figures);
+  if (first) log(first);
   log(`  gateway's own answer time: ${formatAnswerTimes(gateway)}`);
   if (!ferry) return figures;
   log(`  ferry stages p50/p99 ms: ${formatStages(ferry.stages)}`);
@@ -258,7 +266,17 @@ export async function runPaced(
     const warmProduced = await generator.paced(topic, warmup, ratePerSecond, (c, at) =>
       warm.sent(c, at),
     );
-    await warm.until(warmProduced.lastAckedAtMs + settings.drainSeconds * 1000);
+    const warmResults = await warm.until(warmProduced.lastAckedAtMs + settings.drainSeconds * 1000);
+    // The baseline's token warm-up is not its first seconds at the rate: not reported.
+    const firstSeconds: FirstSeconds | undefined =
+      name === 'baseline'
+        ? undefined
+        : {
+            seconds: settings.warmupSeconds,
+            commands: warmResults.expected,
+            completed: warmResults.completed,
+            latency: warmResults.visibleLatency,
+          };
     const warmRecords = await topicRecordCount(context, topic);
 
     await emulator.reset();
@@ -298,6 +316,11 @@ export async function runPaced(
         commandRecords,
       },
     );
-    return reported(figures, ferry, counts.answerTimes, log);
+    return reported(
+      firstSeconds ? { ...figures, firstSeconds } : figures,
+      ferry,
+      counts.answerTimes,
+      log,
+    );
   });
 }

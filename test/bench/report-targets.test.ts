@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checkTargets } from '../../bench/report.ts';
+import { checkTargets, formatReport } from '../../bench/report.ts';
 import type { ScenarioFigures } from '../../bench/scenario-figures.ts';
 
 const MIB = 1024 * 1024;
@@ -65,4 +65,67 @@ test('without a peer only the memory bound is checked; over 128 MiB it is missed
     checks.map((check) => [check.name, check.met]),
     [['ferry peak RSS, any scenario', false]],
   );
+});
+
+test("the first seconds after ready are held to the same margins against the peer's first seconds", () => {
+  const first = (p50Ms: number, p99Ms: number, completed = 600) => ({
+    seconds: 3,
+    commands: 600,
+    completed,
+    latency: { p50Ms, p95Ms: p99Ms, p99Ms, maxMs: p99Ms, count: completed },
+  });
+  const run = (ferryFirst: ReturnType<typeof first>) =>
+    byName(
+      checkTargets([
+        figures({ subject: 'ferry', kind: 'paced', ratePerSecond: 200, firstSeconds: ferryFirst }),
+        figures({
+          subject: 'peer',
+          kind: 'paced',
+          ratePerSecond: 200,
+          firstSeconds: first(20, 60),
+        }),
+      ]),
+    );
+  const slow = run(first(40, 99));
+  assert.equal(slow.get('first 3 s p50, 0 ms, 200/s'), false, '40 > 20 + 15');
+  assert.equal(slow.get('first 3 s p99, 0 ms, 200/s'), true, '99 <= 60 + 40');
+  const incomplete = run(first(20, 60, 599));
+  assert.equal(incomplete.get('first 3 s p50, 0 ms, 200/s'), false, 'not every result came');
+  // The steady part is checked as before, apart.
+  assert.equal(slow.get('paced p50, 0 ms, 200/s'), true);
+});
+
+test('the report shows the first seconds under their scenario, with the ratio to the peer', () => {
+  const firstOf = (p50Ms: number) => ({
+    seconds: 3,
+    commands: 600,
+    completed: 600,
+    latency: { p50Ms, p95Ms: 2 * p50Ms, p99Ms: 3 * p50Ms, maxMs: 4 * p50Ms, count: 600 },
+  });
+  const scenarios = [
+    figures({ subject: 'ferry', kind: 'paced', ratePerSecond: 200, firstSeconds: firstOf(30) }),
+    figures({ subject: 'peer', kind: 'paced', ratePerSecond: 200, firstSeconds: firstOf(10) }),
+  ];
+  const text = formatReport({
+    meta: {
+      date: 'd',
+      commit: 'c',
+      node: 'v',
+      cpus: 2,
+      cpuModel: 'm',
+      quick: true,
+      peerVersion: 'p',
+      options: {},
+    },
+    micro: [],
+    scenarios,
+    targets: checkTargets(scenarios),
+    durationSeconds: 1,
+  });
+  const lines = text.split('\n');
+  const at = lines.findIndex((line) => line.includes('first 3 s after ready'));
+  assert.ok(at > 0, text);
+  assert.match(lines[at] ?? '', /ferry\s+-\s+30\s+60\s+90\s+120/);
+  assert.match(lines[at + 1] ?? '', /redpanda-connect\s+-\s+10\s+20\s+30\s+40/);
+  assert.match(lines[at + 2] ?? '', /ferry ÷ peer\s+3\.00x\s+3\.00x\s+3\.00x\s+3\.00x/);
 });
