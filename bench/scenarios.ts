@@ -213,10 +213,12 @@ function reported(
   ferry: FerryView | undefined,
   gateway: AnswerTimesStats,
   log: Log,
+  firstStages?: readonly StageFigures[],
 ): ScenarioFigures {
   log(describe(figures));
   const first = describeFirstSeconds(figures);
   if (first) log(first);
+  if (first && firstStages) log(`    its ferry stages p50/p99 ms: ${formatStages(firstStages)}`);
   log(`  gateway's own answer time: ${formatAnswerTimes(gateway)}`);
   if (!ferry) return figures;
   log(`  ferry stages p50/p99 ms: ${formatStages(ferry.stages)}`);
@@ -277,6 +279,8 @@ export async function runPaced(
             completed: warmResults.completed,
             latency: warmResults.visibleLatency,
           };
+    // ferry's stages over its first seconds (from its start): where they went.
+    const firstStages = firstSeconds ? (await ferrySince(subject, undefined))?.stages : undefined;
     const warmRecords = await topicRecordCount(context, topic);
 
     await emulator.reset();
@@ -321,6 +325,7 @@ export async function runPaced(
       ferry,
       counts.answerTimes,
       log,
+      firstStages,
     );
   });
 }
