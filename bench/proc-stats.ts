@@ -21,14 +21,14 @@ export interface ProcessUsage {
   readonly mainThreadWaits: number;
 }
 
-function countField(status: string, field: string): number {
-  const match = new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(status);
+/** The number after `field:` in a /proc status text, followed by `unit` (a pattern) if given. */
+function countField(status: string, field: string, unit = ''): number {
+  const match = new RegExp(`^${field}:\\s+(\\d+)${unit}`, 'm').exec(status);
   return match?.[1] ? Number(match[1]) : Number.NaN;
 }
 
 function kilobytesField(status: string, field: string): number {
-  const match = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm').exec(status);
-  return match?.[1] ? Number(match[1]) * 1024 : Number.NaN;
+  return countField(status, field, '\\s+kB') * 1024;
 }
 
 /**

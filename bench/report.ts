@@ -60,6 +60,11 @@ function figuresRow(first: string, f: ScenarioFigures): string {
   ]);
 }
 
+/** a ÷ b as the ratio rows print it, '-' when b is not positive. */
+function ratio(a: number, b: number): string {
+  return b > 0 ? `${n(a / b, 2)}x` : '-';
+}
+
 /** A paced run's first seconds after ready: its latencies, and the share answered when not all. */
 function firstSecondsRow(first: string, f: ScenarioFigures): string | undefined {
   const s = f.firstSeconds;
@@ -87,15 +92,14 @@ function firstSecondsRow(first: string, f: ScenarioFigures): string | undefined 
 function firstSecondsRatioRow(ferry: ScenarioFigures, peer: ScenarioFigures): string | undefined {
   const [f, p] = [ferry.firstSeconds?.latency, peer.firstSeconds?.latency];
   if (!f || !p) return undefined;
-  const r = (a: number, b: number) => (b > 0 ? `${n(a / b, 2)}x` : '-');
   return row([
     '',
     'ferry ÷ peer',
     '',
-    r(f.p50Ms, p.p50Ms),
-    r(f.p95Ms, p.p95Ms),
-    r(f.p99Ms, p.p99Ms),
-    r(f.maxMs, p.maxMs),
+    ratio(f.p50Ms, p.p50Ms),
+    ratio(f.p95Ms, p.p95Ms),
+    ratio(f.p99Ms, p.p99Ms),
+    ratio(f.maxMs, p.maxMs),
     '',
     '',
     '',
@@ -107,22 +111,21 @@ function firstSecondsRatioRow(ferry: ScenarioFigures, peer: ScenarioFigures): st
 
 /** ferry ÷ peer of each column: above 1 is better for cmd/s, below 1 better for the rest. */
 function ratioRow(ferry: ScenarioFigures, peer: ScenarioFigures, label = 'ferry ÷ peer'): string {
-  const r = (a: number, b: number) => (b > 0 ? `${n(a / b, 2)}x` : '-');
   return row([
     '',
     label,
-    r(ferry.commandsPerSecond, peer.commandsPerSecond),
-    r(ferry.latency.p50Ms, peer.latency.p50Ms),
-    r(ferry.latency.p95Ms, peer.latency.p95Ms),
-    r(ferry.latency.p99Ms, peer.latency.p99Ms),
-    r(ferry.latency.maxMs, peer.latency.maxMs),
-    r(ferry.cpuMsPerThousandCommands, peer.cpuMsPerThousandCommands),
-    r(ferry.brokerCpuMsPerThousandCommands, peer.brokerCpuMsPerThousandCommands),
+    ratio(ferry.commandsPerSecond, peer.commandsPerSecond),
+    ratio(ferry.latency.p50Ms, peer.latency.p50Ms),
+    ratio(ferry.latency.p95Ms, peer.latency.p95Ms),
+    ratio(ferry.latency.p99Ms, peer.latency.p99Ms),
+    ratio(ferry.latency.maxMs, peer.latency.maxMs),
+    ratio(ferry.cpuMsPerThousandCommands, peer.cpuMsPerThousandCommands),
+    ratio(ferry.brokerCpuMsPerThousandCommands, peer.brokerCpuMsPerThousandCommands),
     '',
-    r(ferry.peakRssBytes, peer.peakRssBytes),
+    ratio(ferry.peakRssBytes, peer.peakRssBytes),
     ferry.fromStartSeconds === undefined
       ? ''
-      : r(ferry.fromStartSeconds, peer.fromStartSeconds ?? 0),
+      : ratio(ferry.fromStartSeconds, peer.fromStartSeconds ?? 0),
     '',
   ]);
 }

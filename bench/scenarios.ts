@@ -279,8 +279,12 @@ export async function runPaced(
             completed: warmResults.completed,
             latency: warmResults.visibleLatency,
           };
+    // One reading of ferry's metrics ends its first seconds and begins the measured part:
+    // nothing of ferry runs between (the warm-up was drained).
+    const ferryBefore = await readFerry(subject);
     // ferry's stages over its first seconds (from its start): where they went.
-    const firstStages = firstSeconds ? (await ferrySince(subject, undefined))?.stages : undefined;
+    const firstStages =
+      firstSeconds && ferryBefore ? stageFigures(new Map(), ferryBefore.stages) : undefined;
     const warmRecords = await topicRecordCount(context, topic);
 
     await emulator.reset();
@@ -289,7 +293,6 @@ export async function runPaced(
       Math.max(1, Math.round(ratePerSecond * settings.pacedSeconds)),
     );
     const tracker = collector.track(commands);
-    const ferryBefore = await readFerry(subject);
     const cpuBefore = cpuOf(subject);
     const brokerCpuBefore = brokerCpuOf(context);
     const produced = await generator.paced(topic, commands, ratePerSecond, (c, at) =>

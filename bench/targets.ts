@@ -4,6 +4,7 @@
  * is absolute.
  */
 import type { ScenarioFigures } from './scenario-figures.ts';
+import type { LatencySummary } from './stats.ts';
 
 export interface TargetCheck {
   readonly name: string;
@@ -71,21 +72,21 @@ export function checkTargets(scenarios: readonly ScenarioFigures[]): TargetCheck
         met: complete && ratio >= BACKLOG_RATIO_TARGET,
       });
     } else {
-      const p50 = peer.latency.p50Ms + PACED_P50_MARGIN_MS;
-      const p99 = peer.latency.p99Ms + PACED_P99_MARGIN_MS;
-      checks.push({
-        name: `paced p50, ${where}`,
-        target: `<= peer + ${PACED_P50_MARGIN_MS} = ${n(p50)} ms`,
-        measured: `${n(f.latency.p50Ms)} ms`,
-        met: complete && f.latency.p50Ms <= p50,
-      });
-      checks.push({
-        name: `paced p99, ${where}`,
-        target: `<= peer + ${PACED_P99_MARGIN_MS} = ${n(p99)} ms`,
-        measured: `${n(f.latency.p99Ms)} ms`,
-        met: complete && f.latency.p99Ms <= p99,
-      });
-      checks.push(...firstSecondsChecks(f, peer, where));
+      checks.push(...latencyChecks(`paced`, where, f.latency, peer.latency, complete));
+      const [first, peerFirst] = [f.firstSeconds, peer.firstSeconds];
+      if (first && peerFirst) {
+        const bothComplete =
+          first.completed === first.commands && peerFirst.completed === peerFirst.commands;
+        checks.push(
+          ...latencyChecks(
+            `first ${first.seconds} s`,
+            where,
+            first.latency,
+            peerFirst.latency,
+            bothComplete,
+          ),
+        );
+      }
     }
     checks.push({
       name: `cpu per 1k commands, ${where}`,
@@ -107,29 +108,28 @@ export function checkTargets(scenarios: readonly ScenarioFigures[]): TargetCheck
   return checks;
 }
 
-/** The same latency targets over the first seconds after ready, when both have them. */
-function firstSecondsChecks(
-  ferry: ScenarioFigures,
-  peer: ScenarioFigures,
+/** p50 ≤ the peer's + 15 ms and p99 ≤ the peer's + 40 ms, named `<what> p50, <where>`. */
+function latencyChecks(
+  what: string,
   where: string,
+  ferry: LatencySummary,
+  peer: LatencySummary,
+  complete: boolean,
 ): TargetCheck[] {
-  const [f, p] = [ferry.firstSeconds, peer.firstSeconds];
-  if (!f || !p) return [];
-  const complete = f.completed === f.commands && p.completed === p.commands;
-  const p50 = p.latency.p50Ms + PACED_P50_MARGIN_MS;
-  const p99 = p.latency.p99Ms + PACED_P99_MARGIN_MS;
+  const p50 = peer.p50Ms + PACED_P50_MARGIN_MS;
+  const p99 = peer.p99Ms + PACED_P99_MARGIN_MS;
   return [
     {
-      name: `first ${f.seconds} s p50, ${where}`,
+      name: `${what} p50, ${where}`,
       target: `<= peer + ${PACED_P50_MARGIN_MS} = ${n(p50)} ms`,
-      measured: `${n(f.latency.p50Ms)} ms`,
-      met: complete && f.latency.p50Ms <= p50,
+      measured: `${n(ferry.p50Ms)} ms`,
+      met: complete && ferry.p50Ms <= p50,
     },
     {
-      name: `first ${f.seconds} s p99, ${where}`,
+      name: `${what} p99, ${where}`,
       target: `<= peer + ${PACED_P99_MARGIN_MS} = ${n(p99)} ms`,
-      measured: `${n(f.latency.p99Ms)} ms`,
-      met: complete && f.latency.p99Ms <= p99,
+      measured: `${n(ferry.p99Ms)} ms`,
+      met: complete && ferry.p99Ms <= p99,
     },
   ];
 }
