@@ -269,6 +269,7 @@ export class Daemon implements HealthSource {
     if (this.#state !== 'running') reasons.push(`daemon ${this.#state}`);
     if (!this.#kafkaConnected) reasons.push('kafka not connected');
     if (!this.pipeline.running) reasons.push('consumer not running');
+    else if (!this.pipeline.takenOver) reasons.push('partitions not taken over yet');
     return { ready: reasons.length === 0, reasons };
   }
 

@@ -7,6 +7,7 @@
  * is counted by kind, for metrics, and thrown as a FerryError `kafka`.
  */
 import { whileCoordinatorMoves } from './coordinator-errors.ts';
+import type { LogBounds } from './kafka-port.ts';
 import { kafkaError } from './kafka-security.ts';
 import type { Admin, Kafka, KafkaConfig } from './kafkajs.ts';
 import type { PartitionOffset, TopicSpec } from './records.ts';
@@ -167,6 +168,15 @@ export class KafkaAdmin {
       deadlineMs: 10_000,
     });
     return new Map(offsets.map((o) => [o.partition, o.high]));
+  }
+
+  /** Where each partition's log starts and ends (see KafkaPort.logBounds). */
+  async logBounds(topic: string): Promise<Map<number, LogBounds>> {
+    const admin = await this.#adminClient();
+    const offsets = await retryWhilePassing(() => admin.fetchTopicOffsets(topic), {
+      deadlineMs: 10_000,
+    });
+    return new Map(offsets.map((o) => [o.partition, { start: o.low, end: o.high }]));
   }
 
   /**

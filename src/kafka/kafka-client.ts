@@ -23,7 +23,7 @@ import {
 } from './consumers.ts';
 import { cacheCoordinators } from './coordinator-cache.ts';
 import { KafkaAdmin } from './kafka-admin.ts';
-import type { StoredRecord, TopicReader } from './kafka-port.ts';
+import type { LogBounds, StoredRecord, TopicReader } from './kafka-port.ts';
 import { kafkaConnection } from './kafka-security.ts';
 import {
   type CompressionTypes,
@@ -131,6 +131,11 @@ export class KafkaClient {
   /** The end offset (high watermark) of each partition of a topic. */
   endOffsets(topic: string): Promise<Map<number, string>> {
     return this.#admin.endOffsets(topic);
+  }
+
+  /** Where each partition's log starts and ends (KafkaAdmin.logBounds). */
+  logBounds(topic: string): Promise<Map<number, LogBounds>> {
+    return this.#admin.logBounds(topic);
   }
 
   /**

@@ -43,6 +43,14 @@ export interface OutboundRecord {
   readonly partition?: number;
 }
 
+/** Where a partition's log starts and ends. */
+export interface LogBounds {
+  /** The first offset still in the log: where a group without a committed offset begins, reading from the earliest. */
+  readonly start: string;
+  /** The offset the next record will get (the high watermark). */
+  readonly end: string;
+}
+
 /** A group's committed offset of one partition. */
 export interface PartitionOffset {
   readonly topic: string;
@@ -201,6 +209,8 @@ export interface KafkaPort {
   createTransactionalProducer(transactionalId: string): PartitionProducer;
   /** The group's committed offsets of a topic, by partition, with their metadata. */
   committedOffsets(groupId: string, topic: string): Promise<Map<number, PartitionOffset>>;
+  /** Where each partition's log starts and ends now. @throws when it cannot be read. */
+  logBounds(topic: string): Promise<Map<number, LogBounds>>;
   /** Whether the group is stable with this member in it. @throws when the coordinator cannot be asked. */
   isStableMember(groupId: string, memberId: string | undefined): Promise<boolean>;
   /**

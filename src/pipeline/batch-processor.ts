@@ -20,6 +20,7 @@ import { type InternalErrorStep, internalErrorReporter } from './internal-error.
 import { readCommandGuarded } from './last-resort.ts';
 import type { PartitionHandover } from './partition-handover.ts';
 import type { PartitionOwnership } from './partition-ownership.ts';
+import { type Preparation, preparePartition } from './partition-preparation.ts';
 import type { PartitionWorkers } from './partition-worker.ts';
 import { ahead, intentReach, isReconcilable, maxOffset, type SendIntent } from './send-intent.ts';
 import {
@@ -34,6 +35,8 @@ import type { SendPhase, SentBatch } from './sent-batch.ts';
 export interface BatchProcessorOptions extends Omit<BatchCommitterOptions, 'internalError'> {
   /** See PipelineOptions.leaseMs. */
   readonly leaseMs: number;
+  /** The topic whose partitions' batches these are. */
+  readonly commandsTopic: string;
   /** Each partition's worker: where its batches must continue (see batch-sequence.ts). */
   readonly workers: PartitionWorkers;
   readonly dispatcher: Dispatcher;
@@ -231,6 +234,29 @@ export class BatchProcessor {
     if (this.#options.stopping()) this.#batcher.flushAll();
     else this.#batcher.inputDrained();
     return { commands, pending, lastOffset, inboundLength: inbound.length, startedMs, intentMs };
+  }
+
+  /** Readies a partition the group just assigned (see partition-preparation.ts). */
+  prepare(
+    partition: number,
+    generation: number,
+    assignment: number,
+    signal: AbortSignal,
+  ): Promise<Preparation> {
+    return preparePartition(
+      {
+        ownership: this.#ownership,
+        handover: this.#handover,
+        instanceId: this.#instanceId,
+        topic: this.#options.commandsTopic,
+        stopping: this.#options.stopping,
+        onStep: this.#options.onStep,
+      },
+      partition,
+      generation,
+      assignment,
+      signal,
+    );
   }
 
   /** See BatchCommitter.commit. */

@@ -1,9 +1,10 @@
 /**
  * What a batch waits for before its commands are read: a fencing by another replica to
- * lapse, a quiet period after sends given up on, and, for the first batch of an
- * assignment, the takeover (fence, then read the group offset and intent) and the check
- * that the batch was fetched from that offset (a fetch sent before a rejoin can arrive
- * after it, from past the group offset: the records between would never be read).
+ * lapse, a quiet period after sends given up on, the takeover (fence, then read the group
+ * offset and intent) when the partition's preparation at assignment did not do it, and,
+ * for the first batch of an assignment, the check that it was fetched from that offset (a
+ * fetch sent before a rejoin can arrive after it, from past the group offset: the records
+ * between would never be read).
  */
 import type { RecordBatch } from '../kafka/kafka-port.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -61,24 +62,26 @@ export async function readyToSend(
       await pause(FENCED_RETRY_MS, signal);
       return 'again';
     }
-    // A batch fetched before the rejoin can arrive after it, from past the group offset:
-    // the records between would never be read, and this batch's commit would skip them.
-    const first = batch.records[0];
-    const check = first
-      ? context.workers
-          .get(partition)
-          .sequence.atTakeover(ownership.floor(partition) ?? 0n, batch.fetchedFrom ?? first.offset)
-      : undefined;
-    if (check?.kind === 'gap') {
-      // Also routine where transaction markers follow the group offset (kafkajs steps over
-      // them without a word): the read again then lands where this batch began, and is taken.
-      context.logger.info(
-        { partition, groupOffset: check.from, fetchedFrom: batch.fetchedFrom ?? first?.offset },
-        "a batch was fetched from past the partition's group offset: reading it again from there",
-      );
-      batch.rewind(check.from);
-      return 'rewound';
-    }
+  }
+  // A batch fetched before the rejoin can arrive after it, from past the group offset:
+  // the records between would never be read, and this batch's commit would skip them.
+  // Only the assignment's first batch is compared (the others continue the one before),
+  // whether its takeover ran just now or when the group assigned the partition.
+  const first = batch.records[0];
+  const check = first
+    ? context.workers
+        .get(partition)
+        .sequence.atTakeover(ownership.floor(partition) ?? 0n, batch.fetchedFrom ?? first.offset)
+    : undefined;
+  if (check?.kind === 'gap') {
+    // Also routine where transaction markers follow the group offset (kafkajs steps over
+    // them without a word): the read again then lands where this batch began, and is taken.
+    context.logger.info(
+      { partition, groupOffset: check.from, fetchedFrom: batch.fetchedFrom ?? first?.offset },
+      "a batch was fetched from past the partition's group offset: reading it again from there",
+    );
+    batch.rewind(check.from);
+    return 'rewound';
   }
   return 'go';
 }

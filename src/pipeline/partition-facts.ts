@@ -88,9 +88,15 @@ export class PartitionFacts {
     }
   }
 
-  /** An intent of this process, reaching `untilOffset`, is stored with the group offset. */
-  intentWritten(untilOffset: string): void {
+  /**
+   * An intent of this process, reaching `untilOffset`, is stored with the group offset.
+   * `offset`: the group offset it was committed with, when that is this replica's last
+   * commit of the partition (an intent written at assignment), so that a drained stop
+   * clears it like any other and a later read behind it is refused.
+   */
+  intentWritten(untilOffset: string, offset?: CommittedOffset): void {
     this.#covered = BigInt(untilOffset);
+    if (offset) this.#committedNext = offset;
   }
 
   /**

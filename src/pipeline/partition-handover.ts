@@ -7,6 +7,7 @@
 
 import type {
   KafkaPort,
+  LogBounds,
   OutboundRecord,
   PartitionOffset,
   RecordBatch,
@@ -136,7 +137,7 @@ export class PartitionHandover {
    * @returns false when it could not, or the partition was taken away meanwhile.
    */
   async commit(
-    batch: RecordBatch,
+    batch: Pick<RecordBatch, 'partition' | 'isCurrent'>,
     records: readonly OutboundRecord[],
     offset: string,
     intent: SendIntent | undefined,
@@ -176,6 +177,19 @@ export class PartitionHandover {
       logger.warn({ partition }, 'fenced by another replica: leaving the partition to it');
     }
     return outcome === 'committed';
+  }
+
+  /** Where the partition's log starts and ends, or undefined when it cannot be read now. */
+  async logBounds(partition: number): Promise<LogBounds | undefined> {
+    try {
+      return await this.#options.transactions.logBounds(partition);
+    } catch (error: unknown) {
+      this.#options.logger.debug(
+        { partition, err: error instanceof Error ? error.message : String(error) },
+        "reading where the partition's log starts and ends failed",
+      );
+      return undefined;
+    }
   }
 
   /** Whether the group is stable with this member in it (see KafkaClient.isStableMember). */

@@ -2,8 +2,10 @@
  * The batches of each partition, handled in the order they were fetched while fetching
  * goes on. Whatever queued up behind a partition's batch in progress is handled next as
  * one unit (one send phase, one commit), so a partition keeps up however small the
- * fetches are. Named transitions: `enter` (a batch was handed over), `rewound` (the
- * partition is fetched again from an earlier offset) and, inside, a lane's turn.
+ * fetches are. Named transitions: `enter` (a batch was handed over), `prepare` (the
+ * group assigned the partition: its takeover runs as the lane's next turn, before any
+ * batch, whether or not one has arrived), `rewound` (the partition is fetched again from
+ * an earlier offset) and, inside, a lane's turn.
  *
  * A batch handed over before a rewind, or in an earlier assignment of the group, is
  * stale: its records are fetched again (from the rewind's offset, or from the committed
@@ -15,6 +17,8 @@ import { ownStates, type PartitionStates, whenAllIdle } from './partition-states
 export interface PartitionLanesOptions<T> {
   /** Handles the batches a partition queued, oldest first; settles when they are done. */
   readonly handle: (partition: number, items: readonly T[]) => Promise<void>;
+  /** Readies a partition of the current assignment before its batches; never rejects. */
+  readonly prepare?: (partition: number) => Promise<void>;
   /** Batches dropped as stale (a rewind or a rejoin), or because the lanes are closing. */
   readonly drop: (items: readonly T[]) => void;
   /** The group assignment now (a count that grows with each rejoin). */
@@ -35,10 +39,12 @@ export interface Lane<T> {
   rewinds: number;
   /** The turn in progress, if any. */
   running: Promise<void> | undefined;
+  /** The assignment whose preparation is still to run before the next batch, if any. */
+  prepareFor: number | undefined;
 }
 
 export function newLane<T>(): Lane<T> {
-  return { queue: [], rewinds: 0, running: undefined };
+  return { queue: [], rewinds: 0, running: undefined, prepareFor: undefined };
 }
 
 export class PartitionLanes<T> {
@@ -63,6 +69,19 @@ export class PartitionLanes<T> {
     }
     const lane = this.#lane(partition);
     lane.queue.push({ item, assignment: this.#options.assignment() });
+    if (lane.running === undefined) lane.running = this.#turns(partition, lane);
+  }
+
+  /**
+   * The group assigned the partition in the current assignment: it is prepared as the
+   * lane's next turn, after the turn in progress (work of the earlier assignment) and
+   * before any batch queued behind it. A preparation of an earlier assignment not begun
+   * yet is replaced; no preparation without a `prepare` option.
+   */
+  prepare(partition: number): void {
+    if (this.#closed || this.#options.prepare === undefined) return;
+    const lane = this.#lane(partition);
+    lane.prepareFor = this.#options.assignment();
     if (lane.running === undefined) lane.running = this.#turns(partition, lane);
   }
 
@@ -121,10 +140,19 @@ export class PartitionLanes<T> {
     // Handed over in the same turn of the event loop (one fetch's batches) go together.
     await new Promise((resolve) => setImmediate(resolve));
     try {
-      while (lane.queue.length > 0 && !this.#closed) {
+      while (this.#pending(lane)) {
+        const preparing = lane.prepareFor;
+        lane.prepareFor = undefined;
+        // A preparation of an earlier assignment is dropped, like its batches.
+        if (preparing === this.#options.assignment()) {
+          await this.#options.prepare?.(partition);
+          // The group answered again meanwhile: its preparation comes before its batches.
+          if (lane.prepareFor !== undefined) continue;
+        }
+        if (this.#closed) break;
+        const assignment = this.#options.assignment();
         const entries = lane.queue;
         lane.queue = [];
-        const assignment = this.#options.assignment();
         const current = entries.filter((entry) => entry.assignment === assignment);
         const stale = entries.filter((entry) => entry.assignment !== assignment);
         if (stale.length > 0) this.#options.drop(stale.map((entry) => entry.item));
@@ -137,7 +165,12 @@ export class PartitionLanes<T> {
       }
     } finally {
       lane.running = undefined;
-      if (lane.queue.length > 0 && !this.#closed) lane.running = this.#turns(partition, lane);
+      if (this.#pending(lane)) lane.running = this.#turns(partition, lane);
     }
+  }
+
+  /** Whether the lane has a batch or a preparation waiting for a turn. */
+  #pending(lane: Lane<T>): boolean {
+    return !this.#closed && (lane.queue.length > 0 || lane.prepareFor !== undefined);
   }
 }

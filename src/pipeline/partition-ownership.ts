@@ -6,7 +6,12 @@
  * named transitions here or on those two; nothing else holds a partition's facts.
  */
 import { GroupLease } from './group-lease.ts';
-import type { CarriedOutcome, PartitionFacts, Takeover } from './partition-facts.ts';
+import type {
+  CarriedOutcome,
+  CommittedOffset,
+  PartitionFacts,
+  Takeover,
+} from './partition-facts.ts';
 import { PartitionWorkers } from './partition-worker.ts';
 
 export type { CarriedOutcome, CommittedOffset, Takeover } from './partition-facts.ts';
@@ -73,8 +78,8 @@ export class PartitionOwnership {
     return true;
   }
 
-  intentWritten(partition: number, untilOffset: string): void {
-    this.facts(partition).intentWritten(untilOffset);
+  intentWritten(partition: number, untilOffset: string, offset?: CommittedOffset): void {
+    this.facts(partition).intentWritten(untilOffset, offset);
   }
 
   batchCommitted(

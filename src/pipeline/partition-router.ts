@@ -102,6 +102,8 @@ export class PartitionRouter {
     }
     void this.#options.transactions.close(lost);
     this.#options.commitMetrics.owned(partitions);
+    // Each owned partition is taken over now, not when its first batch arrives.
+    for (const partition of partitions) this.#options.turns.prepare(partition);
     // kafkajs forgets paused topics when it restarts its consumer after a crash; every
     // join comes before that consumer's first fetch, so a paused replica stays paused.
     if (this.#options.fetch.held) this.#options.consumer()?.pause();

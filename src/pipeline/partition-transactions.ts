@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type {
   KafkaPort,
+  LogBounds,
   OutboundRecord,
   PartitionOffset,
   PartitionProducer,
@@ -114,6 +115,12 @@ export class PartitionTransactions {
   async committed(partition: number): Promise<PartitionOffset | undefined> {
     const { kafka, groupId, topic } = this.#options;
     return (await kafka.committedOffsets(groupId, topic)).get(partition);
+  }
+
+  /** Where the partition's log starts and ends now. */
+  async logBounds(partition: number): Promise<LogBounds | undefined> {
+    const { kafka, topic } = this.#options;
+    return (await kafka.logBounds(topic)).get(partition);
   }
 
   /**

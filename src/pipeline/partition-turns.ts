@@ -67,6 +67,8 @@ export interface PartitionTurnsOptions {
   readonly release: (batches: readonly LaneBatch[]) => void;
   /** The consumer's heartbeat interval, ms. */
   readonly heartbeatIntervalMs: () => number;
+  /** A partition's preparation for `assignment` ended (readied, or left to its first batch). */
+  readonly prepared?: (partition: number, assignment: number) => void;
 }
 
 export class PartitionTurns {
@@ -82,6 +84,7 @@ export class PartitionTurns {
     this.#log = options.logger;
     this.#lanes = new PartitionLanes<LaneBatch>({
       handle: (partition, batches) => this.#turn(partition, batches),
+      prepare: (partition) => this.#prepare(partition),
       drop: options.release,
       assignment: () => options.ownership.assignment,
       lanes: options.workers.view((worker) => worker.lane),
@@ -98,6 +101,14 @@ export class PartitionTurns {
   /** A fetched batch joins its partition's lane. */
   enter(partition: number, batch: LaneBatch): void {
     this.#lanes.enter(partition, batch);
+  }
+
+  /**
+   * The group assigned the partition: it is readied (see BatchProcessor.prepare) as its
+   * lane's next turn, so its first batch finds it taken over.
+   */
+  prepare(partition: number): void {
+    this.#lanes.prepare(partition);
   }
 
   /** Where a partition's turn in progress is now (set by the turn and the processor). */
@@ -236,6 +247,35 @@ export class PartitionTurns {
     }
     step(`${sent}: ${next}`);
     finish();
+  }
+
+  /**
+   * A partition's preparation, as its lane's turn: after the earlier assignment's
+   * batches of the partition committed or failed (the takeover renews the producer they
+   * commit with), before any batch of this one. Never rejects: what it could not do,
+   * the first batch does.
+   */
+  async #prepare(partition: number): Promise<void> {
+    const { ownership, processor } = this.#options;
+    const assignment = ownership.assignment;
+    const generation = ownership.generation;
+    const signal = ownership.signal;
+    const worker = this.#options.workers.get(partition);
+    try {
+      if (this.#options.stopping() || !ownership.holds(partition, assignment)) return;
+      worker.step = 'preparing: waiting for earlier commits';
+      await this.#commits.idle(partition);
+      if (this.#options.stopping() || !ownership.holds(partition, assignment)) return;
+      await processor.prepare(partition, generation, assignment, signal);
+    } catch (error: unknown) {
+      this.#log.warn(
+        { partition, err: errorText(error) },
+        'readying the partition failed: its first batch takes it over',
+      );
+    } finally {
+      worker.step = `prepared for assignment ${assignment}`;
+      this.#options.prepared?.(partition, assignment);
+    }
   }
 
   /** Answered batches committed: their results are visible. */

@@ -11,6 +11,8 @@ import type { PipelineControl, PipelineState } from './pipeline-control.ts';
 /** A lane as the process starts and stops it: a pipeline, or a thread running one. */
 export interface Lane extends PipelineControl {
   readonly running: boolean;
+  /** The partitions of its first assignment are taken over (see Pipeline.takenOver). */
+  readonly takenOver: boolean;
   start(): Promise<void>;
   /** @returns true when it drained within `graceMs`. */
   stop(graceMs: number): Promise<boolean>;
@@ -31,6 +33,10 @@ export class PipelineLanes implements PipelineControl {
 
   get running(): boolean {
     return this.#lanes.every((lane) => lane.running);
+  }
+
+  get takenOver(): boolean {
+    return this.#lanes.every((lane) => lane.takenOver);
   }
 
   /** The urgent lane first: its commands flow while the bulk lane is still joining. */

@@ -11,6 +11,7 @@ import type { DesiredConsumption } from './consumption-mode.ts';
 import { Dedupe } from './dedupe.ts';
 import { Dispatcher } from './dispatcher.ts';
 import { FetchControl } from './fetch-control.ts';
+import { FirstTakeovers } from './first-takeovers.ts';
 import { PartitionHandover } from './partition-handover.ts';
 import { PartitionOwnership } from './partition-ownership.ts';
 import { PartitionRouter } from './partition-router.ts';
@@ -57,6 +58,8 @@ export class Pipeline implements PipelineControl {
   readonly #router: PartitionRouter;
   /** Final status tracking of the messages sent, when on. */
   readonly #tracker: StatusTracker | undefined;
+  /** The first assignment's partitions whose preparation has not ended yet. */
+  readonly #firstTakeovers = new FirstTakeovers();
 
   constructor(options: PipelineOptions) {
     this.#options = options;
@@ -137,6 +140,7 @@ export class Pipeline implements PipelineControl {
       resultsPartitioning: options.resultsPartitioning,
       lookupDelayMs: options.lookupDelayMs,
       leaseMs: options.leaseMs,
+      commandsTopic: options.topics.commands,
       ownership: this.#ownership,
       workers: this.#workers,
       handover: this.#handover,
@@ -178,6 +182,12 @@ export class Pipeline implements PipelineControl {
         for (const { batch, bytes } of batches) this.#fetch.track(-batch.records.length, -bytes);
       },
       heartbeatIntervalMs: () => this.#consumer?.heartbeatIntervalMs ?? 3000,
+      prepared: (partition, assignment) => {
+        if (assignment !== this.#ownership.assignment) return;
+        if (this.#firstTakeovers.ended(partition)) {
+          this.#log.info('the partitions of the first assignment are taken over');
+        }
+      },
     });
     this.#router = new PartitionRouter({
       topic: options.topics.commands,
@@ -223,6 +233,15 @@ export class Pipeline implements PipelineControl {
     return this.#lifecycle === 'running' && (this.#consumer?.running ?? false);
   }
 
+  /**
+   * Whether the partitions of this replica's first assignment were taken over (or their
+   * takeover ended unfinished, left to their first batch): until then a replica started
+   * in a rolling deploy is not ready.
+   */
+  get takenOver(): boolean {
+    return this.#firstTakeovers.done;
+  }
+
   /** Joins the consumer group; the topics must exist. Idempotent. */
   async start(): Promise<void> {
     if (this.#lifecycle !== 'idle') return;
@@ -245,6 +264,7 @@ export class Pipeline implements PipelineControl {
       onBatch: (batch) => this.#router.accept(batch),
       onAssignment: (partitions) => {
         this.#router.assigned(partitions);
+        this.#firstTakeovers.assigned(partitions);
         this.#tracker?.assigned(partitions);
       },
       onRebalancing: () => {

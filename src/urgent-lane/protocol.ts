@@ -46,6 +46,8 @@ export type LaneEvent =
       readonly kind: 'state';
       readonly state: PipelineState;
       readonly running: boolean;
+      /** Its first assignment's partitions are taken over (Pipeline.takenOver). */
+      readonly takenOver: boolean;
       /** The id of the last request the worker took: a state built before a steer is stale. */
       readonly handled: number;
     }

@@ -81,6 +81,7 @@ export class UrgentLaneThread implements PipelineControl {
   /** The id of the last desired state sent: a state the worker built before it is stale. */
   #lastSteerId = 0;
   #running = false;
+  #takenOver = false;
   /** Started once: a crash after this ends the process; one before it fails the start. */
   #started = false;
   #stopping = false;
@@ -91,6 +92,10 @@ export class UrgentLaneThread implements PipelineControl {
   constructor(options: UrgentLaneThreadOptions) {
     this.#options = options;
     this.#log = options.logger.child({ component: 'urgent-lane-thread' });
+  }
+
+  get takenOver(): boolean {
+    return this.#takenOver && this.#worker !== undefined;
   }
 
   get running(): boolean {
@@ -231,6 +236,7 @@ export class UrgentLaneThread implements PipelineControl {
         if (message.handled < this.#lastSteerId) return;
         this.#state = message.state;
         this.#running = message.running;
+        this.#takenOver = message.takenOver;
         return;
       case 'log':
         this.#options.writeLogLine(message.line);

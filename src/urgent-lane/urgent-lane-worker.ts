@@ -79,7 +79,13 @@ let lastState = '';
 let handled = 0;
 function postState(): void {
   const state = pipeline.state();
-  const event: LaneEvent = { kind: 'state', state, running: pipeline.running, handled };
+  const event: LaneEvent = {
+    kind: 'state',
+    state,
+    running: pipeline.running,
+    takenOver: pipeline.takenOver,
+    handled,
+  };
   const text = JSON.stringify(event);
   if (text === lastState) return;
   lastState = text;

@@ -81,7 +81,13 @@ test('the compiled build in the image layout prints its version and serves comma
     { args, cwd: dir },
   );
   await waitForLog(ferry, 'ferry is running', 60_000);
-  const ready = await fetch(`http://127.0.0.1:${opsPort}/readyz`);
+  // Ready once its partitions are taken over, shortly after it runs.
+  let ready = await fetch(`http://127.0.0.1:${opsPort}/readyz`);
+  for (let i = 0; i < 200 && ready.status !== 200; i++) {
+    await ready.arrayBuffer();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    ready = await fetch(`http://127.0.0.1:${opsPort}/readyz`);
+  }
   assert.equal(ready.status, 200, await ready.text());
   const elsewhere = await fetch(`http://127.0.0.1:${httpPort}/readyz`);
   assert.equal(elsewhere.status, 404, 'the probes are on the operations port only');

@@ -168,6 +168,19 @@ export async function startFerry(
   return { daemon, metrics, topics, env: fullEnv };
 }
 
+/**
+ * Waits until ferry reports ready: started, and the partitions of its first assignment
+ * taken over. @throws with the last reasons after `timeoutMs`.
+ */
+export async function untilReady(ferry: TestFerry, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (ferry.daemon.ready().ready) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`not ready after ${timeoutMs} ms: ${ferry.daemon.ready().reasons.join(', ')}`);
+}
+
 /** A Kafka client for the test itself (producing commands, reading results). */
 export function testKafka(t: TestContext): KafkaClient {
   const kafka = new KafkaClient({

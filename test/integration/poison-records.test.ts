@@ -16,6 +16,7 @@ import {
   type TestFerry,
   testKafka,
   testTopics,
+  untilReady,
 } from '../helpers/ferry.ts';
 
 const DEPTH = 100_000;
@@ -127,6 +128,7 @@ async function run(t: TestContext, env: Record<string, string>, planned: readonl
     { FERRY_RECORD_MAX_BYTES: String(RECORD_MAX_BYTES), ...env },
     topics,
   );
+  await untilReady(ferry);
   const readiness = watchReadiness(ferry);
   // One record per request: a 10 MB value goes alone.
   const producer = testKafka(t).createProducer();

@@ -17,6 +17,12 @@ function lanes() {
         release = resolve;
       });
     },
+    prepare: async (partition) => {
+      handled.push([`p${partition}`, `prepared in ${assignment}`]);
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+    },
     drop: (items) => dropped.push([...items]),
     assignment: () => assignment,
   });
@@ -110,5 +116,87 @@ test('close: queued batches are dropped, later ones too; idle waits for the turn
   assert.equal(idle, false);
   release();
   await waiting;
+  assert.equal(l.waiting, 0);
+});
+
+test('prepare: runs as the next turn, before batches that arrive while it runs', async () => {
+  const { lanes: l, handled, release } = lanes();
+  l.prepare(0);
+  await nextTurn();
+  l.enter(0, 'a');
+  l.enter(0, 'b');
+  await nextTurn();
+  assert.deepEqual(handled, [['p0', 'prepared in 1']], 'the batches wait for the preparation');
+  release();
+  await nextTurn();
+  assert.deepEqual(handled, [
+    ['p0', 'prepared in 1'],
+    ['p0', 'a', 'b'],
+  ]);
+  release();
+  await l.idle();
+  assert.equal(l.waiting, 0);
+});
+
+test('prepare: waits for the turn in progress of the earlier assignment', async () => {
+  const { lanes: l, handled, dropped, release, rejoin } = lanes();
+  l.enter(0, 'old');
+  await nextTurn();
+  l.enter(0, 'old queued');
+  rejoin();
+  l.prepare(0);
+  l.enter(0, 'new');
+  await nextTurn();
+  assert.deepEqual(handled, [['p0', 'old']], 'nothing begins beside the turn in progress');
+  release();
+  await nextTurn();
+  await nextTurn();
+  assert.deepEqual(handled, [
+    ['p0', 'old'],
+    ['p0', 'prepared in 2'],
+  ]);
+  release();
+  await nextTurn();
+  assert.deepEqual(dropped, [['old queued']]);
+  assert.deepEqual(handled.at(-1), ['p0', 'new']);
+  release();
+  await l.idle();
+});
+
+test('prepare: the group answering again during a preparation prepares again before any batch', async () => {
+  const { lanes: l, handled, release, rejoin } = lanes();
+  l.prepare(0);
+  await nextTurn();
+  rejoin();
+  l.prepare(0);
+  l.enter(0, 'new');
+  release();
+  await nextTurn();
+  assert.deepEqual(handled, [
+    ['p0', 'prepared in 1'],
+    ['p0', 'prepared in 2'],
+  ]);
+  release();
+  await nextTurn();
+  assert.deepEqual(handled.at(-1), ['p0', 'new']);
+  release();
+  await l.idle();
+});
+
+test('prepare: one of an earlier assignment not begun yet is dropped; a closed lane prepares nothing', async () => {
+  const { lanes: l, handled, release, rejoin } = lanes();
+  l.enter(0, 'a');
+  await nextTurn();
+  l.prepare(0);
+  rejoin();
+  release();
+  await nextTurn();
+  await nextTurn();
+  assert.deepEqual(handled, [['p0', 'a']], 'the stale preparation never ran');
+  await l.idle();
+  l.close();
+  l.prepare(1);
+  await nextTurn();
+  assert.deepEqual(handled, [['p0', 'a']]);
   assert.equal(l.waiting, 0);
 });

@@ -128,6 +128,27 @@ test('intentWritten: the stored intent covers up to its offset', () => {
   });
   ownership.intentWritten(0, '99');
   assert.equal(ownership.covers(0, '99'), true);
+  assert.deepEqual(ownership.releasable(), [], "a batch's intent: its batch's commit comes next");
+});
+
+test('intentWritten at assignment: its group offset is releasable, and a read behind it refused', () => {
+  const ownership = new PartitionOwnership();
+  ownership.assigned([0], 'm');
+  ownership.takenOver(0, {
+    committed: undefined,
+    intent: undefined,
+    own: false,
+    assignment: ownership.assignment,
+  });
+  ownership.intentWritten(0, '256', { topic: 't', offset: '0', assignment: ownership.assignment });
+  assert.equal(ownership.covers(0, '256'), true);
+  assert.deepEqual(
+    ownership.releasable(),
+    [{ partition: 0, topic: 't', offset: '0' }],
+    'a drained stop clears it: the next owner need not wait for sends that never happened',
+  );
+  assert.equal(ownership.readBehind(0, undefined), true, 'a read from before it is stale');
+  assert.equal(ownership.readBehind(0, 0n), false);
 });
 
 test('batchCommitted: doubt up to the batch is settled, doubt beyond stays; the offset is releasable', () => {

@@ -9,6 +9,7 @@ import type {
   BatchConsumerOptions,
   GroupConsumer,
   KafkaPort,
+  LogBounds,
   OutboundRecord,
   PartitionOffset,
   PartitionProducer,
@@ -175,6 +176,18 @@ export class SimKafkaPort implements KafkaPort {
     }
     await this.link.hop(this.random, 3);
     return offsets;
+  }
+
+  /** The simulated logs are never trimmed: every partition begins at 0. */
+  async logBounds(_topic: string): Promise<Map<number, LogBounds>> {
+    await this.link.hop(this.random, 3);
+    this.broker.check();
+    const bounds = new Map<number, LogBounds>();
+    for (let partition = 0; partition < this.broker.partitions; partition++) {
+      bounds.set(partition, { start: '0', end: String(this.broker.endOffset(partition)) });
+    }
+    await this.link.hop(this.random, 3);
+    return bounds;
   }
 
   async isStableMember(_groupId: string, memberId: string | undefined): Promise<boolean> {
