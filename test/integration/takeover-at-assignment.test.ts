@@ -7,7 +7,7 @@
  * transaction on their path; an idle partition gets no intent.
  */
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { Kafka, logLevel } from 'kafkajs';
 import { partitionTransactionalId } from '../../src/pipeline/partition-transactions.ts';
 import { smsOperation } from '../fixtures/operations.ts';
@@ -24,9 +24,8 @@ import { testBrokers } from '../helpers/kafka.ts';
 
 const PARTITIONS = 2;
 
-test('idle partitions are fenced at assignment, before any command, and get no intent', {
-  timeout: 90_000,
-}, async (t) => {
+/** The commands and results topics, created with PARTITIONS partitions before ferry starts. */
+async function topicsOf(t: TestContext) {
   const topics = testTopics();
   const kafka = testKafka(t);
   await kafka.ensureTopics(
@@ -36,6 +35,13 @@ test('idle partitions are fenced at assignment, before any command, and get no i
       replicationFactor: 1,
     })),
   );
+  return { topics, kafka };
+}
+
+test('idle partitions are fenced at assignment, before any command, and get no intent', {
+  timeout: 90_000,
+}, async (t) => {
+  const { topics } = await topicsOf(t);
   // The previous owner of partition 0: a transaction open with a result in it.
   const raw = new Kafka({
     brokers: testBrokers(),
@@ -83,15 +89,7 @@ test('idle partitions are fenced at assignment, before any command, and get no i
 test('partitions with commands waiting get their intent at assignment: no batch writes one', {
   timeout: 90_000,
 }, async (t) => {
-  const topics = testTopics();
-  const kafka = testKafka(t);
-  await kafka.ensureTopics(
-    [topics.commands, topics.results].map((topic) => ({
-      topic,
-      partitions: PARTITIONS,
-      replicationFactor: 1,
-    })),
-  );
+  const { topics, kafka } = await topicsOf(t);
   const producer = kafka.createProducer();
   await producer.connect();
   t.after(() => producer.disconnect());
