@@ -1,7 +1,7 @@
 /**
  * What this replica knows about one partition it owns or owned, as named transitions
- * (reassigned, takenOver, intentWritten, batchCommitted, batchCarried, abandoned,
- * fenced, commitUncertain) and the questions asked before a batch sends or commits.
+ * (reassigned, takenOver, intentWritten, intentCleared, batchCommitted, batchCarried,
+ * abandoned, fenced, commitUncertain) and the questions asked before a batch sends or commits.
  *
  * Doubt (another writer's sends not yet looked up) and carried outcomes (this process's
  * own sends without a committed result) outlive the loss of the partition: should it
@@ -117,6 +117,15 @@ export class PartitionFacts {
       assignment: committed.assignment,
     };
     this.#settledBelow(next);
+  }
+
+  /**
+   * This process's intent is being cleared from the group offset (nothing of it is in
+   * flight): from now on nothing counts as covered, so any later batch writes an intent of
+   * its own before it sends.
+   */
+  intentCleared(): void {
+    this.#covered = undefined;
   }
 
   /** A batch returned without committing: what it handed out is kept, by offset. */

@@ -202,25 +202,38 @@ export class PartitionHandover {
    * cover offsets ahead are cleared, so the next owner need not wait and look up.
    */
   async clearIntents(): Promise<void> {
-    const { transactions, ownership, logger, groupId } = this.#options;
     await Promise.all(
-      ownership.releasable().map(async ({ partition, topic, offset }) => {
-        // Only with the producer this replica committed through: a new one would fence
-        // whoever owns the partition now and roll its offset back to this replica's. If
-        // another replica initialised the partition meanwhile, this one is fenced and the
-        // commit is refused.
-        const existing = transactions.existing(partition);
-        if (!existing) return;
-        try {
-          const producer = await existing;
-          await producer.commit([], groupId, [{ topic, partition, offset, metadata: null }]);
-        } catch (error: unknown) {
-          logger.debug(
-            { partition, err: error instanceof Error ? error.message : String(error) },
-            'clearing the send intent failed; the next owner looks its range up',
-          );
-        }
-      }),
+      this.#options.ownership
+        .releasable()
+        .map(({ partition, topic, offset }) => this.clearIntent(partition, topic, offset)),
     );
+  }
+
+  /**
+   * Commits the group offset `offset`, which this replica committed last, again without
+   * its intent: nothing of this replica is in flight on the partition, so its next owner
+   * need not wait or look anything up. Never throws; false when it did not happen.
+   */
+  async clearIntent(partition: number, topic: string, offset: string): Promise<boolean> {
+    const { transactions, ownership, logger, groupId } = this.#options;
+    // Only with the producer this replica committed through: a new one would fence
+    // whoever owns the partition now and roll its offset back to this replica's. If
+    // another replica initialised the partition meanwhile, this one is fenced and the
+    // commit is refused.
+    const existing = transactions.existing(partition);
+    if (!existing) return false;
+    // Whatever happens to the commit, nothing sends under the old intent any more.
+    ownership.intentCleared(partition);
+    try {
+      const producer = await existing;
+      await producer.commit([], groupId, [{ topic, partition, offset, metadata: null }]);
+      return true;
+    } catch (error: unknown) {
+      logger.debug(
+        { partition, err: error instanceof Error ? error.message : String(error) },
+        'clearing the send intent failed; the next owner looks its range up',
+      );
+      return false;
+    }
   }
 }

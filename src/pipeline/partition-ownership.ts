@@ -82,6 +82,10 @@ export class PartitionOwnership {
     this.facts(partition).intentWritten(untilOffset, offset);
   }
 
+  intentCleared(partition: number): void {
+    this.facts(partition).intentCleared();
+  }
+
   batchCommitted(
     partition: number,
     committed: { topic: string; lastOffset: string; intentUntil: string; assignment: number },
@@ -171,6 +175,22 @@ export class PartitionOwnership {
 
   takeCarried(partition: number, offset: string): CarriedOutcome | undefined {
     return this.#known(partition)?.takeCarried(offset);
+  }
+
+  /**
+   * The group offset of `partition` this replica committed in the current assignment,
+   * when nothing of the partition is unsettled (no doubt, no carried sends, no sends given
+   * up on still possibly on their way): its intent can be cleared once no batch of the
+   * partition is in flight either.
+   */
+  releasableOne(
+    partition: number,
+    now = Date.now(),
+  ): { topic: string; offset: string } | undefined {
+    const facts = this.#known(partition);
+    if (!facts || facts.quietFor(now) > 0) return undefined;
+    const next = facts.releasable(this.#lease.assignment);
+    return next ? { topic: next.topic, offset: next.offset } : undefined;
   }
 
   /**

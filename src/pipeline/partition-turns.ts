@@ -69,6 +69,11 @@ export interface PartitionTurnsOptions {
   readonly heartbeatIntervalMs: () => number;
   /** A partition's preparation for `assignment` ended (readied, or left to its first batch). */
   readonly prepared?: (partition: number, assignment: number) => void;
+  /**
+   * Clears this replica's intent from the partition's group offset `offset` (see
+   * PartitionHandover.clearIntent); unset, nothing is let go at a rebalance.
+   */
+  readonly clearIntent?: (partition: number, topic: string, offset: string) => Promise<boolean>;
 }
 
 export class PartitionTurns {
@@ -85,6 +90,7 @@ export class PartitionTurns {
     this.#lanes = new PartitionLanes<LaneBatch>({
       handle: (partition, batches) => this.#turn(partition, batches),
       prepare: (partition) => this.#prepare(partition),
+      release: (partition) => this.#release(partition),
       drop: options.release,
       assignment: () => options.ownership.assignment,
       lanes: options.workers.view((worker) => worker.lane),
@@ -109,6 +115,15 @@ export class PartitionTurns {
    */
   prepare(partition: number): void {
     this.#lanes.prepare(partition);
+  }
+
+  /**
+   * A rebalance began: each partition with nothing of it in flight here clears this
+   * replica's intent, so that its next owner (if the group moves it) neither waits for
+   * sends nor looks any up. Only idle lanes (see PartitionLanes.release).
+   */
+  rebalancing(partitions: readonly number[]): void {
+    for (const partition of partitions) this.#lanes.release(partition);
   }
 
   /** Where a partition's turn in progress is now (set by the turn and the processor). */
@@ -275,6 +290,33 @@ export class PartitionTurns {
     } finally {
       worker.step = `prepared for assignment ${assignment}`;
       this.#options.prepared?.(partition, assignment);
+    }
+  }
+
+  /**
+   * Lets an idle partition go, as its lane's turn: when no batch of it is waiting to
+   * commit and nothing of it is unsettled, its intent is cleared (the group offset
+   * committed again as it is, without it). A batch handled after this writes a new
+   * intent before it sends. Never rejects.
+   */
+  async #release(partition: number): Promise<void> {
+    const { ownership, clearIntent } = this.#options;
+    if (!clearIntent || this.#options.stopping() || this.#commits.busy(partition)) return;
+    const target = ownership.releasableOne(partition);
+    if (!target) return;
+    const worker = this.#options.workers.get(partition);
+    worker.step = 'rebalancing: clearing its send intent';
+    try {
+      const cleared = await clearIntent(partition, target.topic, target.offset);
+      worker.step = cleared ? 'rebalancing: its send intent cleared' : 'rebalancing';
+      if (cleared) {
+        this.#log.debug(
+          { partition, offset: target.offset },
+          'rebalance: nothing of the partition in flight here; its send intent is cleared',
+        );
+      }
+    } catch (error: unknown) {
+      this.#log.debug({ partition, err: errorText(error) }, 'letting the partition go failed');
     }
   }
 
