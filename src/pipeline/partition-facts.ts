@@ -69,6 +69,15 @@ export class PartitionFacts {
   takenOver(takeover: Takeover): void {
     this.#checked = true;
     this.#floor = takeover.committed;
+    // A group offset ahead of this replica's last commit (a commit whose answer was lost
+    // landed after all, or another writer's): that commit is no longer the partition's
+    // offset, and clearing an intent at it would move the offset back.
+    if (
+      this.#committedNext !== undefined &&
+      takeover.committed?.toString() !== this.#committedNext.offset
+    ) {
+      this.#committedNext = undefined;
+    }
     if (takeover.committed !== undefined) this.#settledBelow(takeover.committed);
     const { intent } = takeover;
     if (!intent) return;

@@ -13,6 +13,7 @@ import type { Tracer } from '../observability/tracing.ts';
 import type { BatchProcessor } from './batch-processor.ts';
 import { BatchTrace } from './batch-trace.ts';
 import type { CommitMetrics } from './commit-metrics.ts';
+import { type GroupTurnsContext, prepareTurn, releaseTurn } from './group-turns.ts';
 import { OrderedCommits } from './ordered-commits.ts';
 import { errorText } from './output-records.ts';
 import { PartitionLanes } from './partition-lanes.ts';
@@ -83,14 +84,16 @@ export class PartitionTurns {
   readonly #lanes: PartitionLanes<LaneBatch>;
   /** Per partition: batches whose commands are out, committed in fetch order. */
   readonly #commits: OrderedCommits<SentBatch>;
+  /** What the turns at the group's answers and rebalances need (group-turns.ts). */
+  readonly #groupTurns: GroupTurnsContext;
 
   constructor(options: PartitionTurnsOptions) {
     this.#options = options;
     this.#log = options.logger;
     this.#lanes = new PartitionLanes<LaneBatch>({
       handle: (partition, batches) => this.#turn(partition, batches),
-      prepare: (partition) => this.#prepare(partition),
-      release: (partition) => this.#release(partition),
+      prepare: (partition) => prepareTurn(this.#groupTurns, partition),
+      release: (partition) => releaseTurn(this.#groupTurns, partition),
       drop: options.release,
       assignment: () => options.ownership.assignment,
       lanes: options.workers.view((worker) => worker.lane),
@@ -102,6 +105,13 @@ export class PartitionTurns {
       minGapMs: options.commitGapMs,
       queues: options.workers.view((worker) => worker.commits),
     });
+    this.#groupTurns = {
+      ...options,
+      commits: {
+        idle: (partition) => this.#commits.idle(partition),
+        busy: (partition) => this.#commits.busy(partition),
+      },
+    };
   }
 
   /** A fetched batch joins its partition's lane. */
@@ -262,62 +272,6 @@ export class PartitionTurns {
     }
     step(`${sent}: ${next}`);
     finish();
-  }
-
-  /**
-   * A partition's preparation, as its lane's turn: after the earlier assignment's
-   * batches of the partition committed or failed (the takeover renews the producer they
-   * commit with), before any batch of this one. Never rejects: what it could not do,
-   * the first batch does.
-   */
-  async #prepare(partition: number): Promise<void> {
-    const { ownership, processor } = this.#options;
-    const assignment = ownership.assignment;
-    const generation = ownership.generation;
-    const signal = ownership.signal;
-    const worker = this.#options.workers.get(partition);
-    try {
-      if (this.#options.stopping() || !ownership.holds(partition, assignment)) return;
-      worker.step = 'preparing: waiting for earlier commits';
-      await this.#commits.idle(partition);
-      if (this.#options.stopping() || !ownership.holds(partition, assignment)) return;
-      await processor.prepare(partition, generation, assignment, signal);
-    } catch (error: unknown) {
-      this.#log.warn(
-        { partition, err: errorText(error) },
-        'readying the partition failed: its first batch takes it over',
-      );
-    } finally {
-      worker.step = `prepared for assignment ${assignment}`;
-      this.#options.prepared?.(partition, assignment);
-    }
-  }
-
-  /**
-   * Lets an idle partition go, as its lane's turn: when no batch of it is waiting to
-   * commit and nothing of it is unsettled, its intent is cleared (the group offset
-   * committed again as it is, without it). A batch handled after this writes a new
-   * intent before it sends. Never rejects.
-   */
-  async #release(partition: number): Promise<void> {
-    const { ownership, clearIntent } = this.#options;
-    if (!clearIntent || this.#options.stopping() || this.#commits.busy(partition)) return;
-    const target = ownership.releasableOne(partition);
-    if (!target) return;
-    const worker = this.#options.workers.get(partition);
-    worker.step = 'rebalancing: clearing its send intent';
-    try {
-      const cleared = await clearIntent(partition, target.topic, target.offset);
-      worker.step = cleared ? 'rebalancing: its send intent cleared' : 'rebalancing';
-      if (cleared) {
-        this.#log.debug(
-          { partition, offset: target.offset },
-          'rebalance: nothing of the partition in flight here; its send intent is cleared',
-        );
-      }
-    } catch (error: unknown) {
-      this.#log.debug({ partition, err: errorText(error) }, 'letting the partition go failed');
-    }
   }
 
   /** Answered batches committed: their results are visible. */

@@ -352,3 +352,23 @@ test('intentCleared and releasableOne: an idle partition with nothing unsettled 
   ownership.intentCleared(0);
   assert.equal(ownership.covers(0, '10'), false, 'the next batch writes an intent first');
 });
+
+test("takenOver: a group offset read ahead of this replica's last commit makes that commit unreleasable", () => {
+  const ownership = new PartitionOwnership();
+  ownership.assigned([0], 'm');
+  const assignment = ownership.assignment;
+  ownership.takenOver(0, { committed: 0n, intent: undefined, own: false, assignment });
+  ownership.batchCommitted(0, { topic: 't', lastOffset: '9', intentUntil: '265', assignment });
+  // A later commit's answer was lost, it landed after all; the partition is read again.
+  ownership.commitUncertain(0);
+  ownership.takenOver(0, {
+    committed: 20n,
+    intent: intent('275', 'me'),
+    own: true,
+    assignment,
+  });
+  assert.equal(ownership.releasableOne(0), undefined, 'clearing at 10 would move the offset back');
+  assert.deepEqual(ownership.releasable(), []);
+  ownership.batchCommitted(0, { topic: 't', lastOffset: '29', intentUntil: '285', assignment });
+  assert.deepEqual(ownership.releasableOne(0), { topic: 't', offset: '30' });
+});
