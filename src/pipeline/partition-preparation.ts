@@ -1,12 +1,12 @@
 /**
  * A partition readied when the group assigns it, before its first batch arrives: taken
  * over (fenced, its group offset and intent read, its dedupe records restored, another
- * writer's sends waited out) and given a send intent covering the records ahead. Its
- * first batch then sends at once, with neither a takeover nor an intent transaction of
- * its own on its path, and a replica starting in a rolling deploy has done both before
- * it reports ready. Whatever cannot be done now (a fencing held, a takeover that could
- * not finish, the group answering meanwhile) is left to the first batch, which does it
- * as it always did.
+ * writer's sends waited out) and, when commands are already waiting, given a send intent
+ * covering the records ahead. Its first batch then finds no takeover on its path (and,
+ * with commands waiting, no intent transaction either), and a replica starting in a
+ * rolling deploy has taken its partitions over before it reports ready. Whatever cannot
+ * be done now (a fencing held, a takeover that could not finish, the group answering
+ * meanwhile) is left to the first batch, which does it as it always did.
  */
 import type { PartitionHandover } from './partition-handover.ts';
 import type { PartitionOwnership } from './partition-ownership.ts';
