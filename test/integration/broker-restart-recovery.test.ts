@@ -7,7 +7,7 @@
  * The figure is printed (`# recovery after the broker returned: … ms`).
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -18,6 +18,7 @@ import { smsOperation } from '../fixtures/operations.ts';
 import { processEnv, startEmulator, testTopics } from '../helpers/ferry.ts';
 import { spawnFerry, waitForLog } from '../helpers/ferry-process.ts';
 import { kcatReadAll } from '../helpers/kcat.ts';
+import { removeWhenDone } from '../helpers/scratch-dir.ts';
 
 /** How long the broker stays away: kafkajs's default backoff (300 ms doubling) reaches 19 s by then. */
 const OUTAGE_MS = 25_000;
@@ -69,10 +70,10 @@ test('a broker back after a restart is used again within the documented bound', 
   timeout: 180_000,
 }, async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'ferry-recovery-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
   const options = { dir, ...(await brokerPorts()), heapMb: 384 };
   let broker: RunningBroker | undefined = await startBroker(options);
   t.after(() => broker?.stop(10_000));
+  removeWhenDone(t, dir);
   const emulator = await startEmulator(t);
   const topics = testTopics();
   const ferry = spawnFerry(t, {

@@ -6,7 +6,7 @@
  * with kcat. Each id must reach the gateway once and each copy get one result.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -21,6 +21,7 @@ import {
 } from '../helpers/dedupe-copies.ts';
 import { processEnv, startEmulator, testTopics } from '../helpers/ferry.ts';
 import { spawnFerry, waitForLog } from '../helpers/ferry-process.ts';
+import { removeWhenDone } from '../helpers/scratch-dir.ts';
 
 /** How long the gateway holds its answers to the firsts the outage catches. */
 const HELD_ANSWER_MS = 5_000;
@@ -31,10 +32,10 @@ test('copies written after a broker restart are answered, not sent again, also o
   timeout: 180_000,
 }, async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'ferry-dedupe-restart-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
   const options = { dir, ...(await brokerPorts()), heapMb: 384 };
   let broker: RunningBroker | undefined = await startBroker(options);
   t.after(() => broker?.stop(10_000));
+  removeWhenDone(t, dir);
   const brokers = [broker.brokers];
   const emulator = await startEmulator(t);
   const topics = testTopics();

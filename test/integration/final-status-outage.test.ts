@@ -9,7 +9,7 @@
  * final event per message, within the poll bound.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -25,6 +25,7 @@ import { processEnv, startEmulator, testTopics } from '../helpers/ferry.ts';
 import { spawnFerry, waitForLog } from '../helpers/ferry-process.ts';
 import { finalEventsById as finalsById } from '../helpers/final-events.ts';
 import { eventually } from '../helpers/fleet.ts';
+import { removeWhenDone } from '../helpers/scratch-dir.ts';
 
 const OUTAGE_MS = 30_000;
 const POLL_AFTER_MS = 5_000;
@@ -33,10 +34,10 @@ test('callbacks answered 503 during an outage, their receiver killed: every mess
   timeout: 240_000,
 }, async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'ferry-final-outage-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
   const options = { dir, ...(await brokerPorts()), heapMb: 384 };
   let broker: RunningBroker | undefined = await startBroker(options);
   t.after(() => broker?.stop(10_000));
+  removeWhenDone(t, dir);
   const brokers = [broker.brokers];
   // The first commands' callbacks are held at the gateway until Kafka is gone, so they
   // arrive in the outage however long the sends and the broker's stop take.

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -19,6 +19,7 @@ import { createMetrics } from '../../src/observability/metrics.ts';
 import { freePort } from '../../tools/kafka/broker.ts';
 import { ALERTS_FILE, alertExpressions, dashboardExpressions } from '../deploy/deploy-files.ts';
 import { findTool, repoRoot } from '../deploy/external-tools.ts';
+import { removeWhenDone } from '../helpers/scratch-dir.ts';
 
 const API_KEY = 'prometheus-test-key-5b1e0c';
 const PHONE = '380509876543';
@@ -67,7 +68,6 @@ async function eventually<T>(
 test('a real Prometheus scrapes ferry and answers queries for its metrics', async (t) => {
   const prometheus = findTool('prometheus');
   const dir = await mkdtemp(join(tmpdir(), 'ferry-prometheus-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
 
   // ferry's side: metrics with values, served as on ferry's operations port.
   const logFile = join(dir, 'ferry.log');
@@ -133,6 +133,7 @@ test('a real Prometheus scrapes ferry and answers queries for its metrics', asyn
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
   t.after(() => stopProcess(child));
+  removeWhenDone(t, dir);
   child.on('exit', (code) => {
     if (code !== null && code !== 0) output += `\nprometheus exited with ${code}`;
   });

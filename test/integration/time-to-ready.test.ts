@@ -8,13 +8,14 @@
  * joins apart from the rest of a start on a loaded machine.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { brokerPorts, type RunningBroker, startBroker } from '../../tools/kafka/broker.ts';
 import { processEnv, startEmulator, testTopics } from '../helpers/ferry.ts';
 import { spawnFerry, waitForLog } from '../helpers/ferry-process.ts';
+import { removeWhenDone } from '../helpers/scratch-dir.ts';
 
 const INITIAL_REBALANCE_DELAY_MS = Number(process.env.TIME_TO_READY_DELAY_MS ?? 8_000);
 /**
@@ -33,7 +34,6 @@ test('time to ready with a production-like initial rebalance delay: one group jo
   timeout: 180_000,
 }, async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'ferry-ready-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
   let broker: RunningBroker | undefined = await startBroker({
     dir,
     ...(await brokerPorts()),
@@ -41,6 +41,7 @@ test('time to ready with a production-like initial rebalance delay: one group jo
     extraProperties: { 'group.initial.rebalance.delay.ms': String(INITIAL_REBALANCE_DELAY_MS) },
   });
   t.after(() => broker?.stop(10_000));
+  removeWhenDone(t, dir);
   const emulator = await startEmulator(t);
   const topics = testTopics();
   const env = {
