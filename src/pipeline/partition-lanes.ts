@@ -19,6 +19,8 @@ export interface PartitionLanesOptions<T> {
   readonly handle: (partition: number, items: readonly T[]) => Promise<void>;
   /** Readies a partition of the current assignment before its batches; never rejects. */
   readonly prepare?: (partition: number) => Promise<void>;
+  /** Lets an idle partition go at a rebalance (see `release`); never rejects. */
+  readonly release?: (partition: number) => Promise<void>;
   /** Batches dropped as stale (a rewind or a rejoin), or because the lanes are closing. */
   readonly drop: (items: readonly T[]) => void;
   /** The group assignment now (a count that grows with each rejoin). */
@@ -41,6 +43,8 @@ export interface Lane<T> {
   running: Promise<void> | undefined;
   /** The assignment whose preparation is still to run before the next batch, if any. */
   prepareFor: number | undefined;
+  /** The assignment in which an idle partition is to be let go, if any. */
+  releaseFor: number | undefined;
 }
 
 export function newLane<T>(): Lane<T> {
@@ -49,6 +53,7 @@ export function newLane<T>(): Lane<T> {
     rewinds: 0,
     running: undefined,
     prepareFor: undefined,
+    releaseFor: undefined,
   };
 }
 
@@ -88,6 +93,19 @@ export class PartitionLanes<T> {
     const lane = this.#lane(partition);
     lane.prepareFor = this.#options.assignment();
     if (lane.running === undefined) lane.running = this.#turns(partition, lane);
+  }
+
+  /**
+   * A rebalance began: a partition with no turn in progress and nothing queued is let go
+   * (its intent cleared) as its lane's next turn, unless the group answers first. A lane
+   * with work in it is left alone: that work may have sends in flight.
+   */
+  release(partition: number): void {
+    if (this.#closed || this.#options.release === undefined) return;
+    const lane = this.#lanes.find(partition);
+    if (!lane || lane.running !== undefined || lane.queue.length > 0) return;
+    lane.releaseFor = this.#options.assignment();
+    lane.running = this.#turns(partition, lane);
   }
 
   /**
@@ -146,6 +164,16 @@ export class PartitionLanes<T> {
     await new Promise((resolve) => setImmediate(resolve));
     try {
       while (this.#pending(lane)) {
+        const releasing = lane.releaseFor;
+        lane.releaseFor = undefined;
+        // Only before anything else of the same assignment was handed over.
+        if (
+          releasing === this.#options.assignment() &&
+          lane.queue.length === 0 &&
+          lane.prepareFor === undefined
+        ) {
+          await this.#options.release?.(partition);
+        }
         const preparing = lane.prepareFor;
         lane.prepareFor = undefined;
         // A preparation of an earlier assignment is dropped, like its batches.
@@ -176,6 +204,9 @@ export class PartitionLanes<T> {
 
   /** Whether the lane has a batch or a preparation waiting for a turn. */
   #pending(lane: Lane<T>): boolean {
-    return !this.#closed && (lane.queue.length > 0 || lane.prepareFor !== undefined);
+    return (
+      !this.#closed &&
+      (lane.queue.length > 0 || lane.prepareFor !== undefined || lane.releaseFor !== undefined)
+    );
   }
 }

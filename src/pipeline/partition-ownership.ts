@@ -178,6 +178,22 @@ export class PartitionOwnership {
   }
 
   /**
+   * The group offset of `partition` this replica committed in the current assignment,
+   * when nothing of the partition is unsettled (no doubt, no carried sends, no sends given
+   * up on still possibly on their way): its intent can be cleared once no batch of the
+   * partition is in flight either.
+   */
+  releasableOne(
+    partition: number,
+    now = Date.now(),
+  ): { topic: string; offset: string } | undefined {
+    const facts = this.#known(partition);
+    if (!facts || facts.quietFor(now) > 0) return undefined;
+    const next = facts.releasable(this.#lease.assignment);
+    return next ? { topic: next.topic, offset: next.offset } : undefined;
+  }
+
+  /**
    * The group offsets this replica committed in the current assignment with nothing of
    * the partition unsettled: their intents can be cleared on a drained stop.
    */

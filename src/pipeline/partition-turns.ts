@@ -13,7 +13,7 @@ import type { Tracer } from '../observability/tracing.ts';
 import type { BatchProcessor } from './batch-processor.ts';
 import { BatchTrace } from './batch-trace.ts';
 import type { CommitMetrics } from './commit-metrics.ts';
-import { type GroupTurnsContext, prepareTurn } from './group-turns.ts';
+import { type GroupTurnsContext, prepareTurn, releaseTurn } from './group-turns.ts';
 import { OrderedCommits } from './ordered-commits.ts';
 import { errorText } from './output-records.ts';
 import { PartitionLanes } from './partition-lanes.ts';
@@ -70,6 +70,11 @@ export interface PartitionTurnsOptions {
   readonly heartbeatIntervalMs: () => number;
   /** A partition's preparation for `assignment` ended (readied, or left to its first batch). */
   readonly prepared?: (partition: number, assignment: number) => void;
+  /**
+   * Clears this replica's intent from the partition's group offset `offset` (see
+   * PartitionHandover.clearIntent); unset, nothing is let go at a rebalance.
+   */
+  readonly clearIntent?: (partition: number, topic: string, offset: string) => Promise<boolean>;
 }
 
 export class PartitionTurns {
@@ -88,6 +93,7 @@ export class PartitionTurns {
     this.#lanes = new PartitionLanes<LaneBatch>({
       handle: (partition, batches) => this.#turn(partition, batches),
       prepare: (partition) => prepareTurn(this.#groupTurns, partition),
+      release: (partition) => releaseTurn(this.#groupTurns, partition),
       drop: options.release,
       assignment: () => options.ownership.assignment,
       lanes: options.workers.view((worker) => worker.lane),
@@ -101,7 +107,10 @@ export class PartitionTurns {
     });
     this.#groupTurns = {
       ...options,
-      commits: { idle: (partition) => this.#commits.idle(partition) },
+      commits: {
+        idle: (partition) => this.#commits.idle(partition),
+        busy: (partition) => this.#commits.busy(partition),
+      },
     };
   }
 
@@ -116,6 +125,15 @@ export class PartitionTurns {
    */
   prepare(partition: number): void {
     this.#lanes.prepare(partition);
+  }
+
+  /**
+   * A rebalance began: each partition with nothing of it in flight here clears this
+   * replica's intent, so that its next owner (if the group moves it) neither waits for
+   * sends nor looks any up. Only idle lanes (see PartitionLanes.release).
+   */
+  rebalancing(partitions: readonly number[]): void {
+    for (const partition of partitions) this.#lanes.release(partition);
   }
 
   /** Where a partition's turn in progress is now (set by the turn and the processor). */

@@ -182,6 +182,8 @@ export class Pipeline implements PipelineControl {
         for (const { batch, bytes } of batches) this.#fetch.track(-batch.records.length, -bytes);
       },
       heartbeatIntervalMs: () => this.#consumer?.heartbeatIntervalMs ?? 3000,
+      clearIntent: (partition, topic, offset) =>
+        this.#handover.clearIntent(partition, topic, offset),
       prepared: (partition, assignment) => {
         if (assignment !== this.#ownership.assignment) return;
         if (this.#firstTakeovers.ended(partition)) {
@@ -269,6 +271,9 @@ export class Pipeline implements PipelineControl {
       },
       onRebalancing: () => {
         this.#ownership.rebalanceStarted();
+        // What is idle here is let go before the group answers: its next owner need not
+        // wait out sends of this replica that never happened.
+        this.#turns.rebalancing(this.#consumer?.assignedPartitions ?? []);
         this.#log.info('rebalance started: batches in progress stop sending');
       },
       onStartRetry: (attempt, error) =>

@@ -23,6 +23,12 @@ function lanes() {
         release = resolve;
       });
     },
+    release: async (partition) => {
+      handled.push([`p${partition}`, `let go in ${assignment}`]);
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+    },
     drop: (items) => dropped.push([...items]),
     assignment: () => assignment,
   });
@@ -199,4 +205,64 @@ test('prepare: one of an earlier assignment not begun yet is dropped; a closed l
   await nextTurn();
   assert.deepEqual(handled, [['p0', 'a']]);
   assert.equal(l.waiting, 0);
+});
+
+test('release: an idle lane lets its partition go as its next turn, before what arrives meanwhile', async () => {
+  const { lanes: l, handled, release } = lanes();
+  l.enter(0, 'a');
+  await nextTurn();
+  release();
+  await l.idle();
+  l.release(0);
+  l.enter(0, 'b');
+  await nextTurn();
+  assert.deepEqual(
+    handled,
+    [
+      ['p0', 'a'],
+      ['p0', 'b'],
+    ],
+    'a batch arrived before the turn began: not let go, the batch is handled',
+  );
+  release();
+  await l.idle();
+  l.release(0);
+  await nextTurn();
+  l.enter(0, 'c');
+  await nextTurn();
+  assert.deepEqual(handled.slice(-1), [['p0', 'let go in 1']]);
+  release();
+  await nextTurn();
+  assert.deepEqual(handled.slice(-1), [['p0', 'c']], 'the batch after it is handled next');
+  release();
+  await l.idle();
+});
+
+test('release: a lane with a turn in progress or a batch queued is left alone; a stale one is dropped', async () => {
+  const { lanes: l, handled, release, rejoin } = lanes();
+  l.enter(0, 'a');
+  await nextTurn();
+  l.release(0);
+  release();
+  await l.idle();
+  assert.deepEqual(handled, [['p0', 'a']], 'its sends may be in flight');
+  l.release(1);
+  await nextTurn();
+  assert.deepEqual(handled, [['p0', 'a']], 'a partition never handled here has no lane to let go');
+  l.enter(0, 'b');
+  await nextTurn();
+  release();
+  await l.idle();
+  l.release(0);
+  rejoin();
+  await nextTurn();
+  await l.idle();
+  assert.deepEqual(
+    handled,
+    [
+      ['p0', 'a'],
+      ['p0', 'b'],
+    ],
+    'the group answered before the turn began',
+  );
 });

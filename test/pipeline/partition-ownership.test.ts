@@ -329,6 +329,30 @@ test('takenOver from before the last assignment counts for nothing: the partitio
   assert.equal(ownership.covers(5, '90'), true);
 });
 
+test('intentCleared and releasableOne: an idle partition with nothing unsettled is let go once', () => {
+  const ownership = new PartitionOwnership();
+  ownership.assigned([0], 'm');
+  ownership.takenOver(0, {
+    committed: 0n,
+    intent: undefined,
+    own: false,
+    assignment: ownership.assignment,
+  });
+  assert.equal(ownership.releasableOne(0), undefined, 'nothing committed in this assignment');
+  ownership.batchCommitted(0, {
+    topic: 't',
+    lastOffset: '9',
+    intentUntil: '265',
+    assignment: ownership.assignment,
+  });
+  assert.deepEqual(ownership.releasableOne(0), { topic: 't', offset: '10' });
+  ownership.abandoned(0, 1_000, 0);
+  assert.equal(ownership.releasableOne(0, 500), undefined, 'sends given up on may be on their way');
+  assert.deepEqual(ownership.releasableOne(0, 1_000), { topic: 't', offset: '10' });
+  ownership.intentCleared(0);
+  assert.equal(ownership.covers(0, '10'), false, 'the next batch writes an intent first');
+});
+
 test("takenOver: a group offset read ahead of this replica's last commit makes that commit unreleasable", () => {
   const ownership = new PartitionOwnership();
   ownership.assigned([0], 'm');
@@ -343,7 +367,8 @@ test("takenOver: a group offset read ahead of this replica's last commit makes t
     own: true,
     assignment,
   });
-  assert.deepEqual(ownership.releasable(), [], 'clearing at 10 would move the offset back');
+  assert.equal(ownership.releasableOne(0), undefined, 'clearing at 10 would move the offset back');
+  assert.deepEqual(ownership.releasable(), []);
   ownership.batchCommitted(0, { topic: 't', lastOffset: '29', intentUntil: '285', assignment });
-  assert.deepEqual(ownership.releasable(), [{ partition: 0, topic: 't', offset: '30' }]);
+  assert.deepEqual(ownership.releasableOne(0), { topic: 't', offset: '30' });
 });

@@ -1,0 +1,66 @@
+/**
+ * A partition that moves between two live replicas at a rebalance, with nothing of it in
+ * flight at its old owner: the old owner clears its send intent when the rebalance
+ * begins, so the new owner neither waits out sends that never happened nor asks the
+ * gateway about the commands that follow. Without the clearing, every command after the
+ * move up to the intent's reach was looked up first (`status`), after a wait of a
+ * request timeout + 2 s.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { kcatWrite, untilResults } from '../helpers/dedupe-copies.ts';
+import { processEnv, startEmulator, testTopics } from '../helpers/ferry.ts';
+import { spawnFerry, waitForLog } from '../helpers/ferry-process.ts';
+import { testBrokers } from '../helpers/kafka.ts';
+
+test('a partition idle at its old owner moves at a rebalance without a wait or a lookup', {
+  timeout: 120_000,
+}, async (t) => {
+  const emulator = await startEmulator(t);
+  const topics = testTopics();
+  const env = {
+    ...processEnv(topics, emulator, {
+      brokers: testBrokers().join(','),
+      clientId: `${topics.group}-client`,
+    }),
+    FERRY_TOPIC_PARTITIONS: '2',
+    FERRY_REQUEST_TIMEOUT_MS: '2000',
+    FERRY_KAFKA_SESSION_TIMEOUT_MS: '6000',
+    FERRY_SHUTDOWN_GRACE_MS: '3000',
+  };
+  const first = spawnFerry(t, env);
+  await waitForLog(first, 'the partitions of the first assignment are taken over', 60_000);
+  // Commands on both partitions, committed with this replica's intents reaching ahead.
+  const before = [91_001, 91_002, 91_003, 91_004, 91_005, 91_006, 91_007, 91_008];
+  await kcatWrite(topics.commands, before);
+  await untilResults(topics.results, before.length);
+
+  // A second replica joins: the group moves a partition to it.
+  const second = spawnFerry(t, env);
+  await waitForLog(second, 'the partitions of the first assignment are taken over', 60_000);
+  const assigned = second
+    .output()
+    .split('\n')
+    .filter((line) => line.includes('"partitions assigned"'))
+    .map((line) => (JSON.parse(line) as { partitions: number[] }).partitions);
+  assert.ok(
+    assigned.at(-1)?.length === 1,
+    `the second replica owns one partition: ${JSON.stringify(assigned)}`,
+  );
+  const after = [91_011, 91_012, 91_013, 91_014, 91_015, 91_016, 91_017, 91_018];
+  await kcatWrite(topics.commands, after);
+  await untilResults(topics.results, before.length + after.length);
+
+  assert.ok(
+    !second.output().includes('taking over commands that may have reached the gateway'),
+    'the new owner found no send of the old one to wait out',
+  );
+  assert.deepEqual(
+    emulator.stats().statusLookupsById,
+    {},
+    'the gateway was asked about no command',
+  );
+  for (const id of [...before, ...after]) {
+    assert.equal(emulator.stats().sendsById[String(id)], 1, `command ${id} sent once`);
+  }
+});
