@@ -3,6 +3,7 @@ import { DEFAULT_READ_LIMITS, setTopicReadLimits } from './bounded-fetch.ts';
 import type { BatchConsumerOptions, GroupConsumer, InboundRecord } from './kafka-port.ts';
 import type { Consumer } from './kafkajs.ts';
 import { inbound } from './records.ts';
+import { beforeRejoin } from './rejoin-hook.ts';
 import { retryWhilePassing } from './start-retry.ts';
 
 export type { BatchConsumerOptions, RecordBatch } from './kafka-port.ts';
@@ -26,6 +27,8 @@ export class BatchConsumer implements GroupConsumer {
   #memberId: string | undefined;
   /** When the coordinator last confirmed this membership (a heartbeat or a join), ms. */
   #confirmedAt = 0;
+  /** Removes the rejoin callback registered under the current member id. */
+  #forgetRejoin: (() => void) | undefined;
 
   constructor(consumer: Consumer, options: BatchConsumerOptions) {
     this.#consumer = consumer;
@@ -48,6 +51,11 @@ export class BatchConsumer implements GroupConsumer {
     });
     consumer.on(consumer.events.GROUP_JOIN, (event) => {
       this.#confirmedAt = lastSentAt;
+      if (this.#memberId !== event.payload.memberId) {
+        this.#forgetRejoin?.();
+        const before = options.beforeRejoin;
+        this.#forgetRejoin = before ? beforeRejoin(event.payload.memberId, before) : undefined;
+      }
       this.#memberId = event.payload.memberId;
       this.#assigned = [...(event.payload.memberAssignment[options.topic] ?? [])].sort(
         (a, b) => a - b,
@@ -167,6 +175,8 @@ export class BatchConsumer implements GroupConsumer {
 
   /** Leaves the group after the batches in progress finish. */
   async stop(): Promise<void> {
+    this.#forgetRejoin?.();
+    this.#forgetRejoin = undefined;
     if (!this.#running) {
       await this.#consumer.disconnect();
       return;

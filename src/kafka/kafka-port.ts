@@ -130,6 +130,13 @@ export interface BatchConsumerOptions {
   readonly onBatch: (batch: RecordBatch) => void;
   /** A rebalance started: partitions may be taken away. */
   readonly onRebalancing?: () => void;
+  /**
+   * Runs before this member rejoins a rebalancing group, while the group waits for it
+   * (the place of the Java consumer's `onPartitionsRevoked`): what is in flight can
+   * settle before the partitions move. Bounded by the caller; not run at the first join,
+   * nor after the member was expelled.
+   */
+  readonly beforeRejoin?: () => Promise<void>;
   /** The partitions of the topic this member owns, after each rebalance. */
   readonly onAssignment?: (partitions: readonly number[]) => void;
   /** The consumer stopped for good (the client gave up restarting it). */

@@ -90,9 +90,12 @@ export class BatchCommitter {
       // by its new owner, and these answers are carried to that read.
       if (!ownership.holds(partition, item.assignment)) return false;
       if (item.outcomes.some((outcome) => outcome?.kind === 'abandoned')) {
-        // Requests of the batch may still be on their way through the gateway: it is
-        // read again, and its lookups wait until those can have landed.
-        ownership.abandoned(partition, this.#options.lookupDelayMs);
+        // Read again. Should requests of the batch still be on their way through the
+        // gateway, its lookups wait until those can have landed; what was given up
+        // before it left needs no wait.
+        if (item.outcomes.some((outcome) => outcome?.kind === 'abandoned' && outcome.sent)) {
+          ownership.abandoned(partition, this.#options.lookupDelayMs);
+        }
         return false;
       }
     }

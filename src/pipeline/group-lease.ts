@@ -2,8 +2,10 @@
  * This replica's standing in the consumer group, shared by all its partitions: a
  * generation that counts rebalances (work of an older one stops sending and waiting, its
  * abort signal fires), an assignment that counts the group's answers (what a takeover
- * learned holds until the next one), the partitions of the last answer and the member id
- * it came with. Named transitions: `rebalanceStarted`, `assigned`.
+ * learned holds until the next one; answers still awaited for batches handed out under an
+ * older one stop being awaited, its own signal fires), the partitions of the last answer
+ * and the member id it came with, and whether a rebalance is under way (started, not yet
+ * answered). Named transitions: `rebalanceStarted`, `assigned`.
  */
 export class GroupLease {
   #owned = new Set<number>();
@@ -11,6 +13,8 @@ export class GroupLease {
   #assignment = 0;
   #memberId: string | undefined;
   #abort = new AbortController();
+  #answered = new AbortController();
+  #rebalancing = false;
 
   /** Counts rebalances (and suspected losses of membership). */
   get generation(): number {
@@ -28,11 +32,25 @@ export class GroupLease {
   }
 
   /**
+   * Aborted when the group answers (a new assignment). Until then a rebalance leaves the
+   * partitions here: a batch whose answers arrive meanwhile can still commit them.
+   */
+  get answeredSignal(): AbortSignal {
+    return this.#answered.signal;
+  }
+
+  /** A rebalance started (or membership was in doubt) and the group has not answered since. */
+  get rebalancing(): boolean {
+    return this.#rebalancing;
+  }
+
+  /**
    * A rebalance started, a heartbeat failed, or this member found itself out of the
    * group: its partitions may be another replica's already. Work in progress stops.
    */
   rebalanceStarted(): void {
     this.#generation += 1;
+    this.#rebalancing = true;
     this.#abort.abort();
     this.#abort = new AbortController();
   }
@@ -47,6 +65,9 @@ export class GroupLease {
     this.#memberId = memberId;
     this.#assignment += 1;
     this.#owned = new Set(partitions);
+    this.#rebalancing = false;
+    this.#answered.abort();
+    this.#answered = new AbortController();
     return { rejoined };
   }
 

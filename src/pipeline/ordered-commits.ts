@@ -38,6 +38,12 @@ export interface OrderedCommitsOptions<T extends Committable> {
    * oldest one's first record.
    */
   readonly failed: (partition: number, batches: readonly T[]) => void;
+  /**
+   * Whether an answered batch can commit at all. A commit takes the answered batches at
+   * the front of the queue up to the first that cannot (which then commits, and fails,
+   * on its own): the batches before it are not read again for its sake. Default: all can.
+   */
+  readonly canCommit?: (batch: T) => boolean;
   /** Least time between the end of a partition's commit and the start of its next, ms. Default 0. */
   readonly minGapMs?: number;
   /** Where each partition's queue is kept (default: a map of its own). */
@@ -105,8 +111,17 @@ export class OrderedCommits<T extends Committable> {
         const gap = this.#options.minGapMs ?? 0;
         const since = performance.now() - state.lastEnd;
         if (since < gap) await sleep(gap - since);
+        const canCommit = this.#options.canCommit ?? (() => true);
         let count = 1;
-        while (count < queue.length && (queue[count] as T).isReady()) count += 1;
+        if (canCommit(oldest)) {
+          while (
+            count < queue.length &&
+            (queue[count] as T).isReady() &&
+            canCommit(queue[count] as T)
+          ) {
+            count += 1;
+          }
+        }
         const batches = queue.slice(0, count);
         let committed = false;
         try {

@@ -41,6 +41,12 @@ export class PartitionFacts {
   #covered: bigint | undefined;
   #doubt: SendIntent | undefined;
   readonly #carried = new Map<string, CarriedOutcome>();
+  /**
+   * Carried offsets whose outcome turned out to be given up before its request left
+   * (abandoned, not sent): nothing of them is on its way, so they do not keep the
+   * partition's intent (see `releasable`); the next read sends them.
+   */
+  readonly #carriedUnsent = new Set<string>();
   #fencedUntil: number | undefined;
   #quietUntil: number | undefined;
   #committedNext: CommittedOffset | undefined;
@@ -93,7 +99,7 @@ export class PartitionFacts {
     // looked it up, found it unsent, and sent it). Those offsets are looked up like the
     // rest of the range.
     for (const key of [...this.#carried.keys()]) {
-      if (BigInt(key) <= BigInt(intent.untilOffset)) this.#carried.delete(key);
+      if (BigInt(key) <= BigInt(intent.untilOffset)) this.#dropCarried(key);
     }
   }
 
@@ -139,7 +145,19 @@ export class PartitionFacts {
 
   /** A batch returned without committing: what it handed out is kept, by offset. */
   batchCarried(outcomes: Iterable<[string, CarriedOutcome]>): void {
-    for (const [offset, outcome] of outcomes) this.#carried.set(offset, outcome);
+    for (const [offset, outcome] of outcomes) {
+      this.#carried.set(offset, outcome);
+      this.#carriedUnsent.delete(offset);
+      void outcome.then((settled) => {
+        if (
+          this.#carried.get(offset) === outcome &&
+          settled?.kind === 'abandoned' &&
+          !settled.sent
+        ) {
+          this.#carriedUnsent.add(offset);
+        }
+      });
+    }
   }
 
   /** Sends of the partition may still be on their way: no lookups for `quietMs`. */
@@ -231,7 +249,7 @@ export class PartitionFacts {
   /** The outcome handed out for this offset by an earlier read, taken (once). */
   takeCarried(offset: string): CarriedOutcome | undefined {
     const outcome = this.#carried.get(offset);
-    this.#carried.delete(offset);
+    this.#dropCarried(offset);
     return outcome;
   }
 
@@ -242,7 +260,10 @@ export class PartitionFacts {
   releasable(assignment: number): CommittedOffset | undefined {
     const next = this.#committedNext;
     if (!next || next.assignment !== assignment) return undefined;
-    if (this.#doubt !== undefined || this.#carried.size > 0) return undefined;
+    if (this.#doubt !== undefined) return undefined;
+    for (const offset of this.#carried.keys()) {
+      if (!this.#carriedUnsent.has(offset)) return undefined;
+    }
     return next;
   }
 
@@ -261,7 +282,12 @@ export class PartitionFacts {
   #settledBelow(offset: bigint): void {
     if (this.#doubt && BigInt(this.#doubt.untilOffset) < offset) this.#doubt = undefined;
     for (const key of [...this.#carried.keys()]) {
-      if (BigInt(key) < offset) this.#carried.delete(key);
+      if (BigInt(key) < offset) this.#dropCarried(key);
     }
+  }
+
+  #dropCarried(offset: string): void {
+    this.#carried.delete(offset);
+    this.#carriedUnsent.delete(offset);
   }
 }

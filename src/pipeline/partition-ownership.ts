@@ -37,6 +37,16 @@ export class PartitionOwnership {
     return this.#lease.signal;
   }
 
+  /** See GroupLease.answeredSignal. */
+  get answeredSignal(): AbortSignal {
+    return this.#lease.answeredSignal;
+  }
+
+  /** See GroupLease.rebalancing. */
+  get rebalancing(): boolean {
+    return this.#lease.rebalancing;
+  }
+
   /** The facts of one partition (created empty on first use). */
   facts(partition: number): PartitionFacts {
     return this.#workers.get(partition).facts;

@@ -19,7 +19,7 @@ import { errorText } from './output-records.ts';
 import { PartitionLanes } from './partition-lanes.ts';
 import type { PartitionOwnership } from './partition-ownership.ts';
 import type { PartitionWorkers } from './partition-worker.ts';
-import { type SendPhase, type SentBatch, sentBatch } from './sent-batch.ts';
+import { answeredInFull, type SendPhase, type SentBatch, sentBatch } from './sent-batch.ts';
 
 /** A fetched batch waiting in its partition's lane. */
 export interface LaneBatch {
@@ -102,6 +102,7 @@ export class PartitionTurns {
       commit: (partition, sent) => options.processor.commit(partition, sent),
       committed: (partition, sent) => this.#sentCommitted(partition, sent),
       failed: (partition, sent) => this.#sentFailed(partition, sent),
+      canCommit: answeredInFull,
       minGapMs: options.commitGapMs,
       queues: options.workers.view((worker) => worker.commits),
     });
@@ -146,6 +147,20 @@ export class PartitionTurns {
     this.#lanes.close();
     await this.#lanes.idle();
     await this.#commits.idleAll();
+  }
+
+  /**
+   * Settles once none of these partitions has a batch waiting to commit or a lane turn in
+   * progress (a release after a commit included). During a rebalance nothing new goes
+   * out, so this ends once what was out is answered and committed, or given up.
+   */
+  async settled(partitions: readonly number[]): Promise<void> {
+    do {
+      await Promise.all(partitions.map((partition) => this.#commits.idle(partition)));
+      // A commit's release turn is queued by the callback that ends it: let it begin.
+      await new Promise((resolve) => setImmediate(resolve));
+      await this.#lanes.idle();
+    } while (partitions.some((partition) => this.#commits.busy(partition)));
   }
 
   /** What a partition's lane and commits hold now. */
@@ -195,6 +210,9 @@ export class PartitionTurns {
     const generation = ownership.generation;
     const assignment = ownership.assignment;
     const signal = ownership.signal;
+    // Taken with the assignment: a batch handed out under it awaits its answers until the
+    // group's next answer, not only until the next rebalance starts (see sentBatch).
+    const answered = ownership.answeredSignal;
     const waitForEarlier = async () => {
       await this.#commits.idle(partition);
       return !stale() && ownership.holds(partition, assignment);
@@ -239,7 +257,7 @@ export class PartitionTurns {
       const item = sentBatch(batch, sent, {
         generation,
         assignment,
-        signal,
+        signal: answered,
         trace,
         finish,
         onReady: (sendMs) => stageDuration.observe({ stage: 'send' }, sendMs / 1000),
@@ -280,6 +298,10 @@ export class PartitionTurns {
       this.#options.commitMetrics.done(partition, item.lastOffset);
       item.finish();
     }
+    // Committed while a rebalance is under way: with nothing more of the partition in
+    // flight, its intent (carried ahead by this commit) is cleared before the group
+    // answers, as for a partition idle when the rebalance began.
+    if (this.#options.ownership.rebalancing) this.#lanes.release(partition);
   }
 
   /**
@@ -316,6 +338,9 @@ export class PartitionTurns {
       this.#lanes.rewound(partition);
     }
     for (const item of sent) item.finish();
+    // During a rebalance: when all that is carried was given up before it left, the
+    // partition is let go like an idle one (its intent cleared before the group answers).
+    if (ownership.rebalancing) this.#lanes.release(partition);
   }
 
   /**

@@ -23,6 +23,13 @@ import type { PipelineOptions } from './pipeline-options.ts';
 import type { Outbound } from './send-outcome.ts';
 import { StallWatch } from './stall-watch.ts';
 
+/**
+ * How long a member may keep a rebalancing group waiting while its batches in flight
+ * settle: answers of a healthy gateway and a commit take tens of ms; a stuck gateway's
+ * sends are left to the next owner's wait instead of holding every partition of the group.
+ */
+const REJOIN_SETTLE_MAX_MS = 2_000;
+
 export type { PipelineOptions, PipelineTopics } from './pipeline-options.ts';
 
 type Lifecycle = 'idle' | 'starting' | 'running' | 'stopping' | 'stopped';
@@ -269,6 +276,7 @@ export class Pipeline implements PipelineControl {
         this.#firstTakeovers.assigned(partitions);
         this.#tracker?.assigned(partitions);
       },
+      beforeRejoin: () => this.#settleBeforeRejoin(),
       onRebalancing: () => {
         this.#ownership.rebalanceStarted();
         // What is idle here is let go before the group answers: its next owner need not
@@ -303,6 +311,30 @@ export class Pipeline implements PipelineControl {
    * are read again by the next owner of their partition.
    * @returns true when everything in flight finished within the grace time.
    */
+  /**
+   * Before this member rejoins a rebalancing group: its partitions' batches still out
+   * are answered and committed, and each partition with nothing left in flight clears its
+   * intent, while the group waits, so a partition that moves finds its next owner nothing
+   * to wait out or look up. Bounded: the whole group waits meanwhile.
+   */
+  async #settleBeforeRejoin(): Promise<void> {
+    const partitions = this.#consumer?.assignedPartitions ?? [];
+    if (partitions.length === 0 || this.#lifecycle !== 'running') return;
+    const startedMs = performance.now();
+    const bound = new AbortController();
+    const settled = await Promise.race([
+      this.#turns.settled(partitions).then(() => true),
+      sleep(REJOIN_SETTLE_MAX_MS, false, { signal: bound.signal }).catch(() => false),
+    ]);
+    bound.abort();
+    this.#log.info(
+      { settled, waitedMs: Math.round(performance.now() - startedMs) },
+      settled
+        ? 'rebalance: what was in flight is settled; rejoining'
+        : 'rebalance: rejoining with batches still in flight',
+    );
+  }
+
   async stop(graceMs: number): Promise<boolean> {
     if (this.#lifecycle === 'stopped' || this.#lifecycle === 'stopping') return true;
     this.#lifecycle = 'stopping';

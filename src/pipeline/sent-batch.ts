@@ -39,7 +39,12 @@ export interface SentBatch extends SendPhase, Committable {
 export interface SentBatchContext {
   readonly generation: number;
   readonly assignment: number;
-  /** Aborted when a rebalance starts: the batch stops waiting for its outcomes. */
+  /**
+   * Aborted when the group answers after the batch was handed out: the batch stops
+   * waiting for its outcomes. A rebalance only started leaves the partition here until
+   * then, so answers arriving meanwhile are still committed (and the partition's next
+   * owner, should it move, finds them committed instead of waiting out their sends).
+   */
   readonly signal: AbortSignal;
   readonly trace: BatchTrace | undefined;
   readonly finish: () => void;
@@ -85,4 +90,13 @@ export function sentBatch(
       context.finish();
     },
   };
+}
+
+/**
+ * Whether every command of an answered batch has its outcome: not a batch a rebalance
+ * began before it was answered, nor one with sends given up (both are read again).
+ */
+export function answeredInFull(batch: SentBatch): boolean {
+  const { outcomes } = batch;
+  return outcomes !== undefined && !outcomes.some((outcome) => outcome?.kind === 'abandoned');
 }

@@ -1,10 +1,11 @@
 /**
- * A partition that moves between two live replicas at a rebalance, with nothing of it in
- * flight at its old owner: the old owner clears its send intent when the rebalance
- * begins, so the new owner neither waits out sends that never happened nor asks the
- * gateway about the commands that follow. Without the clearing, every command after the
- * move up to the intent's reach was looked up first (`status`), after a wait of a
- * request timeout + 2 s.
+ * A partition that moves between two live replicas at a rebalance. Idle at its old
+ * owner: the old owner clears its send intent when the rebalance begins. With commands at
+ * the gateway: the old owner waits for their answers and commits them before it rejoins
+ * (the group waits for it), then clears its intent. Either way the new owner neither
+ * waits out sends nor asks the gateway about the commands that follow. Without that,
+ * every command after the move up to the intent's reach was looked up first (`status`),
+ * after a wait of a request timeout + 2 s.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -61,6 +62,64 @@ test('a partition idle at its old owner moves at a rebalance without a wait or a
     'the gateway was asked about no command',
   );
   for (const id of [...before, ...after]) {
+    assert.equal(emulator.stats().sendsById[String(id)], 1, `command ${id} sent once`);
+  }
+});
+
+test('a partition whose commands are at the gateway when a rebalance begins is committed before its old owner rejoins: the new owner waits for nothing', {
+  timeout: 120_000,
+}, async (t) => {
+  const emulator = await startEmulator(t);
+  const topics = testTopics();
+  const env = {
+    ...processEnv(topics, emulator, {
+      brokers: testBrokers().join(','),
+      clientId: `${topics.group}-client`,
+    }),
+    FERRY_TOPIC_PARTITIONS: '2',
+    FERRY_REQUEST_TIMEOUT_MS: '4000',
+    FERRY_KAFKA_SESSION_TIMEOUT_MS: '8000',
+    FERRY_SHUTDOWN_GRACE_MS: '3000',
+  };
+  const first = spawnFerry(t, env);
+  await waitForLog(first, 'the partitions of the first assignment are taken over', 60_000);
+  const warm = [92_001, 92_002, 92_003, 92_004];
+  await kcatWrite(topics.commands, warm);
+  await untilResults(topics.results, warm.length);
+
+  // Commands on both partitions held at the gateway while a second replica starts and
+  // joins (the first learns of the rebalance about 1–2.5 s after the spawn; an answer
+  // that came first leaves the partition idle, the other test's case).
+  emulator.setKnobs({ latencyMs: 2_500 });
+  const held = [92_011, 92_012, 92_013, 92_014, 92_015, 92_016];
+  await kcatWrite(topics.commands, held);
+  const deadline = Date.now() + 20_000;
+  while (!held.every((id) => emulator.stats().sendsById[String(id)] === 1)) {
+    assert.ok(Date.now() < deadline, 'the held commands reached the gateway');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const second = spawnFerry(t, env);
+  await waitForLog(second, 'the partitions of the first assignment are taken over', 60_000);
+  emulator.setKnobs({ latencyMs: 0 });
+  await untilResults(topics.results, warm.length + held.length);
+  const after = [92_021, 92_022, 92_023, 92_024, 92_025, 92_026];
+  await kcatWrite(topics.commands, after);
+  await untilResults(topics.results, warm.length + held.length + after.length);
+
+  assert.ok(
+    first.output().includes('rebalance: what was in flight is settled; rejoining'),
+    'the old owner rejoined once its batches at the gateway were answered and committed',
+  );
+  assert.ok(
+    !second.output().includes('taking over commands that may have reached the gateway'),
+    'the new owner found no send of the old one to wait out',
+  );
+  assert.deepEqual(
+    emulator.stats().statusLookupsById,
+    {},
+    'the gateway was asked about no command',
+  );
+  for (const id of [...warm, ...held, ...after]) {
     assert.equal(emulator.stats().sendsById[String(id)], 1, `command ${id} sent once`);
   }
 });

@@ -174,3 +174,23 @@ test("a batch pushed in the very step its partition's drain ends is committed to
   assert.deepEqual(log, ['commit a', 'committed a', 'commit b', 'committed b']);
   assert.equal(queue.busy(0), false);
 });
+
+test('canCommit: answered batches ahead of one that cannot commit are committed without it; it fails alone', async () => {
+  const log: string[] = [];
+  const queue = new OrderedCommits<Item>({
+    commit: async (_partition, items) => {
+      log.push(`commit ${items.map((i) => i.name).join(',')}`);
+      return !items.some((i) => i.name === 'b');
+    },
+    committed: (_p, items) => log.push(`committed ${items.map((i) => i.name).join(',')}`),
+    failed: (_p, items) => log.push(`failed ${items.map((i) => i.name).join(',')}`),
+    canCommit: (i) => i.name !== 'b',
+  });
+  const [a, b, c] = [item('a'), item('b'), item('c')];
+  for (const i of [a, b, c]) queue.push(0, i);
+  c.answer();
+  b.answer();
+  a.answer();
+  await queue.idle(0);
+  assert.deepEqual(log, ['commit a', 'committed a', 'commit b', 'failed b,c']);
+});

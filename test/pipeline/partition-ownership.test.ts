@@ -372,3 +372,53 @@ test("takenOver: a group offset read ahead of this replica's last commit makes t
   ownership.batchCommitted(0, { topic: 't', lastOffset: '29', intentUntil: '285', assignment });
   assert.deepEqual(ownership.releasableOne(0), { topic: 't', offset: '30' });
 });
+
+test('rebalanceStarted then assigned: batches handed out stop awaiting answers only when the group answers', () => {
+  const ownership = new PartitionOwnership();
+  ownership.assigned([0], 'm');
+  assert.equal(ownership.rebalancing, false);
+  const answered = ownership.answeredSignal;
+  ownership.rebalanceStarted();
+  assert.equal(ownership.rebalancing, true);
+  assert.equal(answered.aborted, false, 'a rebalance only begun leaves the partitions here');
+  ownership.assigned([0], 'm');
+  assert.equal(ownership.rebalancing, false);
+  assert.equal(answered.aborted, true, "the group's answer ends the wait");
+  assert.equal(
+    ownership.answeredSignal.aborted,
+    false,
+    'the new assignment has a signal of its own',
+  );
+});
+
+test('releasable: carried outcomes given up before their request left keep no intent; one that may have left does', async () => {
+  const committedAt = (ownership: PartitionOwnership) =>
+    ownership.batchCommitted(0, { topic: 't', lastOffset: '9', intentUntil: '265', assignment: 1 });
+  const unsent = new PartitionOwnership();
+  unsent.assigned([0], 'm');
+  committedAt(unsent);
+  unsent.batchCarried(0, [['10', Promise.resolve({ kind: 'abandoned', sent: false })]]);
+  assert.deepEqual(unsent.releasable(), [], 'not yet settled: it may still be on its way');
+  await Promise.resolve();
+  assert.deepEqual(unsent.releasable(), [{ partition: 0, topic: 't', offset: '10' }]);
+  assert.equal(unsent.hasCarried(0, '10'), true, 'still carried: the next read sends it');
+
+  const mayHaveLeft = new PartitionOwnership();
+  mayHaveLeft.assigned([0], 'm');
+  committedAt(mayHaveLeft);
+  mayHaveLeft.batchCarried(0, [
+    ['10', Promise.resolve({ kind: 'abandoned', sent: false })],
+    ['11', Promise.resolve({ kind: 'abandoned', sent: true })],
+  ]);
+  await Promise.resolve();
+  assert.deepEqual(mayHaveLeft.releasable(), [], 'a request that may have left keeps the intent');
+
+  const answered = new PartitionOwnership();
+  answered.assigned([0], 'm');
+  committedAt(answered);
+  answered.batchCarried(0, [['10', outcome()]]);
+  await Promise.resolve();
+  assert.deepEqual(answered.releasable(), [], 'an answered send not committed keeps the intent');
+  await answered.takeCarried(0, '10');
+  assert.deepEqual(answered.releasable(), [{ partition: 0, topic: 't', offset: '10' }]);
+});

@@ -139,6 +139,11 @@ export class SimConsumer implements GroupConsumer {
         const announce = this.#rejoin === 'rebalancing';
         this.#rejoin = undefined;
         if (announce) this.#options.onRebalancing?.();
+        // As kafkajs through src/kafka/rejoin-hook.ts: a member that still has its id runs
+        // the callback before it rejoins, while the group waits for it.
+        if (announce && this.#memberId !== undefined) {
+          await this.#options.beforeRejoin?.().catch(() => undefined);
+        }
         const late = this.#random.chance(this.#faults.lateFetchRate) ? this.#snapshot() : undefined;
         await this.#join();
         if (late) void this.#lateDelivery(late);

@@ -1,0 +1,55 @@
+/**
+ * A callback a group member runs before it rejoins a rebalancing group, which kafkajs
+ * (2.2.4) does not offer. The Java consumer calls `onPartitionsRevoked` there: the
+ * member finishes and commits what it has in flight while the group waits for it, so
+ * the partitions' next owners find them settled. kafkajs's runner rejoins
+ * (`ConsumerGroup.joinAndSync`) as soon as a heartbeat or fetch answers
+ * REBALANCE_IN_PROGRESS, and the member that learns of a rebalance last completes it at
+ * once: its partitions moved with their sends still in flight.
+ *
+ * `joinAndSync` is wrapped once per process (the consumer group is internal to kafkajs,
+ * so the wrapper finds a member's callback by the member id the coordinator gave it,
+ * unique per member). A first join (no member id yet) and a rejoin after the member was
+ * expelled (kafkajs clears the id) run no callback: nothing of theirs can be settled.
+ * The callback is bounded by its owner; one that fails does not keep the member out.
+ */
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+
+interface ConsumerGroupLike {
+  memberId: string | null;
+  joinAndSync(): Promise<void>;
+}
+
+type BeforeRejoin = () => Promise<void>;
+
+const callbacks = new Map<string, BeforeRejoin>();
+let wrapped = false;
+
+function wrapJoin(): void {
+  if (wrapped) return;
+  wrapped = true;
+  const ConsumerGroup = require('kafkajs/src/consumer/consumerGroup.js') as {
+    prototype: ConsumerGroupLike;
+  };
+  const join = ConsumerGroup.prototype.joinAndSync;
+  ConsumerGroup.prototype.joinAndSync = async function joinAndSync(this: ConsumerGroupLike) {
+    const before = this.memberId ? callbacks.get(this.memberId) : undefined;
+    if (before) await before().catch(() => undefined);
+    return join.call(this);
+  };
+}
+
+/**
+ * Runs `before` ahead of each rejoin of the member `memberId`, until the returned
+ * function removes it. A member id changes when the member is expelled and joins anew:
+ * register again under the new one.
+ */
+export function beforeRejoin(memberId: string, before: BeforeRejoin): () => void {
+  wrapJoin();
+  callbacks.set(memberId, before);
+  return () => {
+    if (callbacks.get(memberId) === before) callbacks.delete(memberId);
+  };
+}
