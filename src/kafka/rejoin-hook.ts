@@ -12,6 +12,8 @@
  * unique per member). A first join (no member id yet) and a rejoin after the member was
  * expelled (kafkajs clears the id) run no callback: nothing of theirs can be settled.
  * The callback is bounded by its owner; one that fails does not keep the member out.
+ * kafkajs also rejoins after stale metadata, with no rebalance: the owner tells the two
+ * apart. Should kafkajs's internals move, nothing is wrapped and members rejoin at once.
  */
 import { createRequire } from 'node:module';
 
@@ -26,19 +28,27 @@ type BeforeRejoin = () => Promise<void>;
 
 const callbacks = new Map<string, BeforeRejoin>();
 let wrapped = false;
+let available = false;
 
-function wrapJoin(): void {
-  if (wrapped) return;
+/** Wraps kafkajs's join once. @returns false when kafkajs's internals are not where expected. */
+function wrapJoin(): boolean {
+  if (wrapped) return available;
   wrapped = true;
-  const ConsumerGroup = require('kafkajs/src/consumer/consumerGroup.js') as {
-    prototype: ConsumerGroupLike;
-  };
+  let ConsumerGroup: { prototype: ConsumerGroupLike };
+  try {
+    ConsumerGroup = require('kafkajs/src/consumer/consumerGroup.js');
+  } catch {
+    return false;
+  }
   const join = ConsumerGroup.prototype.joinAndSync;
+  if (typeof join !== 'function') return false;
+  available = true;
   ConsumerGroup.prototype.joinAndSync = async function joinAndSync(this: ConsumerGroupLike) {
     const before = this.memberId ? callbacks.get(this.memberId) : undefined;
     if (before) await before().catch(() => undefined);
     return join.call(this);
   };
+  return true;
 }
 
 /**
@@ -47,7 +57,8 @@ function wrapJoin(): void {
  * register again under the new one.
  */
 export function beforeRejoin(memberId: string, before: BeforeRejoin): () => void {
-  wrapJoin();
+  // Another kafkajs layout: members rejoin at once, as kafkajs alone does.
+  if (!wrapJoin()) return () => undefined;
   callbacks.set(memberId, before);
   return () => {
     if (callbacks.get(memberId) === before) callbacks.delete(memberId);

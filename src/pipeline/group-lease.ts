@@ -39,7 +39,11 @@ export class GroupLease {
     return this.#answered.signal;
   }
 
-  /** A rebalance started (or membership was in doubt) and the group has not answered since. */
+  /**
+   * The group announced a rebalance (kafkajs's REBALANCING) and has not answered since.
+   * A heartbeat that failed or a fencing bumps the generation without it: kafkajs does
+   * not rejoin for those.
+   */
   get rebalancing(): boolean {
     return this.#rebalancing;
   }
@@ -48,9 +52,9 @@ export class GroupLease {
    * A rebalance started, a heartbeat failed, or this member found itself out of the
    * group: its partitions may be another replica's already. Work in progress stops.
    */
-  rebalanceStarted(): void {
+  rebalanceStarted({ announced = false }: { announced?: boolean } = {}): void {
     this.#generation += 1;
-    this.#rebalancing = true;
+    if (announced) this.#rebalancing = true;
     this.#abort.abort();
     this.#abort = new AbortController();
   }

@@ -59,8 +59,8 @@ export class PartitionOwnership {
 
   // --- transitions -------------------------------------------------------------
 
-  rebalanceStarted(): void {
-    this.#lease.rebalanceStarted();
+  rebalanceStarted(how: { announced?: boolean } = {}): void {
+    this.#lease.rebalanceStarted(how);
   }
 
   /**

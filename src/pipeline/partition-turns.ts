@@ -151,11 +151,13 @@ export class PartitionTurns {
 
   /**
    * Settles once none of these partitions has a batch waiting to commit or a lane turn in
-   * progress (a release after a commit included). During a rebalance nothing new goes
-   * out, so this ends once what was out is answered and committed, or given up.
+   * progress (a release after a commit included), or once `signal` is aborted. During a
+   * rebalance no turn begins a send (see #turn), so this ends once what was out is
+   * answered and committed, or given up.
    */
-  async settled(partitions: readonly number[]): Promise<void> {
+  async settled(partitions: readonly number[], signal?: AbortSignal): Promise<void> {
     do {
+      if (signal?.aborted) return;
       await Promise.all(partitions.map((partition) => this.#commits.idle(partition)));
       // A commit's release turn is queued by the callback that ends it: let it begin.
       await new Promise((resolve) => setImmediate(resolve));
@@ -203,6 +205,13 @@ export class PartitionTurns {
     };
     // Left to the partition's next owner, which reads from the committed offset.
     if (this.#options.stopping()) return finish();
+    // A rebalance the group announced: the batch is left to the rejoin, after which the
+    // partition is read again from its group offset, here or at its next owner. Sent
+    // now, it would only lengthen what the member settles before it rejoins.
+    if (this.#options.ownership.rebalancing) {
+      worker.step = 'rebalancing: left to the rejoin';
+      return finish();
+    }
     // The lane handed these batches over in this assignment. Should the group answer
     // while this turn waits for earlier batches, kafkajs reads the partition again from
     // the group offset, these records included: handled here too, they would be sent twice.

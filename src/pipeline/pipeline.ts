@@ -278,7 +278,7 @@ export class Pipeline implements PipelineControl {
       },
       beforeRejoin: () => this.#settleBeforeRejoin(),
       onRebalancing: () => {
-        this.#ownership.rebalanceStarted();
+        this.#ownership.rebalanceStarted({ announced: true });
         // What is idle here is let go before the group answers: its next owner need not
         // wait out sends of this replica that never happened.
         this.#turns.rebalancing(this.#consumer?.assignedPartitions ?? []);
@@ -306,12 +306,6 @@ export class Pipeline implements PipelineControl {
   }
 
   /**
-   * Stops fetching, sends what is batched, waits up to `graceMs` for answers, then
-   * commits and leaves the group. Commands not answered by then get no result and
-   * are read again by the next owner of their partition.
-   * @returns true when everything in flight finished within the grace time.
-   */
-  /**
    * Before this member rejoins a rebalancing group: its partitions' batches still out
    * are answered and committed, and each partition with nothing left in flight clears its
    * intent, while the group waits, so a partition that moves finds its next owner nothing
@@ -319,11 +313,13 @@ export class Pipeline implements PipelineControl {
    */
   async #settleBeforeRejoin(): Promise<void> {
     const partitions = this.#consumer?.assignedPartitions ?? [];
+    // kafkajs also joins again after stale metadata, with no rebalance to settle for.
     if (partitions.length === 0 || this.#lifecycle !== 'running') return;
+    if (!this.#ownership.rebalancing) return;
     const startedMs = performance.now();
     const bound = new AbortController();
     const settled = await Promise.race([
-      this.#turns.settled(partitions).then(() => true),
+      this.#turns.settled(partitions, bound.signal).then(() => true),
       sleep(REJOIN_SETTLE_MAX_MS, false, { signal: bound.signal }).catch(() => false),
     ]);
     bound.abort();
@@ -335,6 +331,12 @@ export class Pipeline implements PipelineControl {
     );
   }
 
+  /**
+   * Stops fetching, sends what is batched, waits up to `graceMs` for answers, then
+   * commits and leaves the group. Commands not answered by then get no result and
+   * are read again by the next owner of their partition.
+   * @returns true when everything in flight finished within the grace time.
+   */
   async stop(graceMs: number): Promise<boolean> {
     if (this.#lifecycle === 'stopped' || this.#lifecycle === 'stopping') return true;
     this.#lifecycle = 'stopping';

@@ -8,15 +8,17 @@
  * after a wait of a request timeout + 2 s.
  */
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { kcatWrite, untilResults } from '../helpers/dedupe-copies.ts';
 import { processEnv, startEmulator, testTopics } from '../helpers/ferry.ts';
 import { spawnFerry, waitForLog } from '../helpers/ferry-process.ts';
 import { testBrokers } from '../helpers/kafka.ts';
 
-test('a partition idle at its old owner moves at a rebalance without a wait or a lookup', {
-  timeout: 120_000,
-}, async (t) => {
+/**
+ * The emulator, a group on a 2-partition topic and its first replica, taken over. The
+ * session is the request timeout + 4 s (start-up wants the request timeout below it).
+ */
+async function firstReplica(t: TestContext, { requestTimeoutMs }: { requestTimeoutMs: number }) {
   const emulator = await startEmulator(t);
   const topics = testTopics();
   const env = {
@@ -25,12 +27,39 @@ test('a partition idle at its old owner moves at a rebalance without a wait or a
       clientId: `${topics.group}-client`,
     }),
     FERRY_TOPIC_PARTITIONS: '2',
-    FERRY_REQUEST_TIMEOUT_MS: '2000',
-    FERRY_KAFKA_SESSION_TIMEOUT_MS: '6000',
+    FERRY_REQUEST_TIMEOUT_MS: String(requestTimeoutMs),
+    FERRY_KAFKA_SESSION_TIMEOUT_MS: String(requestTimeoutMs + 4_000),
     FERRY_SHUTDOWN_GRACE_MS: '3000',
   };
   const first = spawnFerry(t, env);
   await waitForLog(first, 'the partitions of the first assignment are taken over', 60_000);
+  return { emulator, topics, env, first };
+}
+
+/** The new owner waited out no send of the old one, asked the gateway about nothing, and each id went out once. */
+function assertNothingWaitedOrLookedUp(
+  second: ReturnType<typeof spawnFerry>,
+  emulator: Awaited<ReturnType<typeof startEmulator>>,
+  ids: readonly number[],
+): void {
+  assert.ok(
+    !second.output().includes('taking over commands that may have reached the gateway'),
+    'the new owner found no send of the old one to wait out',
+  );
+  assert.deepEqual(
+    emulator.stats().statusLookupsById,
+    {},
+    'the gateway was asked about no command',
+  );
+  for (const id of ids) {
+    assert.equal(emulator.stats().sendsById[String(id)], 1, `command ${id} sent once`);
+  }
+}
+
+test('a partition idle at its old owner moves at a rebalance without a wait or a lookup', {
+  timeout: 120_000,
+}, async (t) => {
+  const { emulator, topics, env } = await firstReplica(t, { requestTimeoutMs: 2_000 });
   // Commands on both partitions, committed with this replica's intents reaching ahead.
   const before = [91_001, 91_002, 91_003, 91_004, 91_005, 91_006, 91_007, 91_008];
   await kcatWrite(topics.commands, before);
@@ -52,37 +81,13 @@ test('a partition idle at its old owner moves at a rebalance without a wait or a
   await kcatWrite(topics.commands, after);
   await untilResults(topics.results, before.length + after.length);
 
-  assert.ok(
-    !second.output().includes('taking over commands that may have reached the gateway'),
-    'the new owner found no send of the old one to wait out',
-  );
-  assert.deepEqual(
-    emulator.stats().statusLookupsById,
-    {},
-    'the gateway was asked about no command',
-  );
-  for (const id of [...before, ...after]) {
-    assert.equal(emulator.stats().sendsById[String(id)], 1, `command ${id} sent once`);
-  }
+  assertNothingWaitedOrLookedUp(second, emulator, [...before, ...after]);
 });
 
 test('a partition whose commands are at the gateway when a rebalance begins is committed before its old owner rejoins: the new owner waits for nothing', {
   timeout: 120_000,
 }, async (t) => {
-  const emulator = await startEmulator(t);
-  const topics = testTopics();
-  const env = {
-    ...processEnv(topics, emulator, {
-      brokers: testBrokers().join(','),
-      clientId: `${topics.group}-client`,
-    }),
-    FERRY_TOPIC_PARTITIONS: '2',
-    FERRY_REQUEST_TIMEOUT_MS: '4000',
-    FERRY_KAFKA_SESSION_TIMEOUT_MS: '8000',
-    FERRY_SHUTDOWN_GRACE_MS: '3000',
-  };
-  const first = spawnFerry(t, env);
-  await waitForLog(first, 'the partitions of the first assignment are taken over', 60_000);
+  const { emulator, topics, env, first } = await firstReplica(t, { requestTimeoutMs: 4_000 });
   const warm = [92_001, 92_002, 92_003, 92_004];
   await kcatWrite(topics.commands, warm);
   await untilResults(topics.results, warm.length);
@@ -110,16 +115,5 @@ test('a partition whose commands are at the gateway when a rebalance begins is c
     first.output().includes('rebalance: what was in flight is settled; rejoining'),
     'the old owner rejoined once its batches at the gateway were answered and committed',
   );
-  assert.ok(
-    !second.output().includes('taking over commands that may have reached the gateway'),
-    'the new owner found no send of the old one to wait out',
-  );
-  assert.deepEqual(
-    emulator.stats().statusLookupsById,
-    {},
-    'the gateway was asked about no command',
-  );
-  for (const id of [...warm, ...held, ...after]) {
-    assert.equal(emulator.stats().sendsById[String(id)], 1, `command ${id} sent once`);
-  }
+  assertNothingWaitedOrLookedUp(second, emulator, [...warm, ...held, ...after]);
 });

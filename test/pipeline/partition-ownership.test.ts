@@ -379,6 +379,12 @@ test('rebalanceStarted then assigned: batches handed out stop awaiting answers o
   assert.equal(ownership.rebalancing, false);
   const answered = ownership.answeredSignal;
   ownership.rebalanceStarted();
+  assert.equal(
+    ownership.rebalancing,
+    false,
+    'a failed heartbeat is no rebalance kafkajs rejoins for',
+  );
+  ownership.rebalanceStarted({ announced: true });
   assert.equal(ownership.rebalancing, true);
   assert.equal(answered.aborted, false, 'a rebalance only begun leaves the partitions here');
   ownership.assigned([0], 'm');
