@@ -18,6 +18,7 @@ import { isPast } from './command-deadline.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import { type InternalErrorStep, internalErrorReporter } from './internal-error.ts';
 import { readCommandGuarded } from './last-resort.ts';
+import { stampSettled } from './outcome-times.ts';
 import type { PartitionHandover } from './partition-handover.ts';
 import type { PartitionOwnership } from './partition-ownership.ts';
 import { type Preparation, preparePartition } from './partition-preparation.ts';
@@ -225,9 +226,9 @@ export class BatchProcessor {
         );
       };
       // A copy of an id handled before, or on its way, is answered, not sent.
-      return dedupe && command.kind === 'valid'
-        ? dedupe.outcomeOf(partition, command, trip)
-        : trip();
+      const outcome =
+        dedupe && command.kind === 'valid' ? dedupe.outcomeOf(partition, command, trip) : trip();
+      return outcome.then(stampSettled);
     });
     // Everything fetched of the partition is in this batch (what arrives later is the
     // lane's next turn): the envelopes leave without waiting out the linger.

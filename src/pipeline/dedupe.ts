@@ -15,6 +15,7 @@ import type { FerryMetrics } from '../observability/metrics.ts';
 import type { ValidCommand } from './command.ts';
 import { dedupeKey, dedupeRecord, firstCompletion, readDedupeRecord } from './dedupe-records.ts';
 import type { DedupeLimits, DedupeStore } from './dedupe-store.ts';
+import { settledAt } from './outcome-times.ts';
 import { isReconcilable } from './send-intent.ts';
 import type { SendOutcome } from './send-outcome.ts';
 
@@ -99,7 +100,8 @@ export class Dedupe {
                 : firstCompletion(before, {
                     partition,
                     offset: earlierOffset ?? offset,
-                    completedAt: new Date().toISOString(),
+                    // The time the first's own result gives (outcome-times.ts).
+                    completedAt: settledAt(before) ?? new Date().toISOString(),
                   });
             if (completed === undefined) return send();
             this.#options.metrics.duplicates.inc({ source: 'in_flight' });

@@ -5,6 +5,7 @@ import {
   type Transport,
 } from '../contract/index.ts';
 import type { Command } from './command.ts';
+import { settledAt } from './outcome-times.ts';
 import type { Delivery, SendOutcome } from './send-outcome.ts';
 
 /**
@@ -152,6 +153,9 @@ export function sendResult(
 ): Result {
   const result = outcomeResult(command, outcome);
   if (command.deadline) result.expires_at = new Date(command.deadline.atMs).toISOString();
+  // When the send completed, not when this result was built (see outcome-times.ts).
+  const completedAt = settledAt(outcome);
+  if (completedAt !== undefined) result.completed_at = completedAt;
   return result;
 }
 
