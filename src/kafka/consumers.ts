@@ -11,11 +11,19 @@ export type { BatchConsumerOptions, RecordBatch } from './kafka-port.ts';
 /** Requests whose success confirms the group membership (kafkajs API names). */
 const MEMBERSHIP_REQUESTS = new Set(['Heartbeat', 'SyncGroup']);
 
+/**
+ * Longest heartbeat interval. A member learns that the group is rebalancing from its next
+ * heartbeat, and with eager rebalancing every partition of the group stands still until
+ * the last member has rejoined: a replica leaving during a rolling deploy stalls the
+ * others' partitions for up to this long.
+ */
+const HEARTBEAT_MAX_MS = 1_000;
+
 /** The heartbeat interval a batch consumer uses (see BatchConsumerOptions.heartbeatIntervalMs). */
 export function heartbeatIntervalOf(options: BatchConsumerOptions): number {
   if (options.heartbeatIntervalMs !== undefined) return options.heartbeatIntervalMs;
   const session = options.sessionTimeoutMs ?? 30_000;
-  return Math.max(100, Math.min(3_000, Math.floor(session / 10)));
+  return Math.max(100, Math.min(HEARTBEAT_MAX_MS, Math.floor(session / 10)));
 }
 
 /** A consumer group member that hands whole fetched batches to one handler, per partition in order. */

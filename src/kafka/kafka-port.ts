@@ -112,7 +112,7 @@ export interface BatchConsumerOptions {
   readonly sessionTimeoutMs?: number;
   /**
    * How often the member heartbeats. Default: a tenth of the session timeout, at most
-   * 3 s and at least 100 ms, so that a heartbeat throttled by kafkajs (it skips one sent
+   * 1 s (how soon a member learns of a rebalance) and at least 100 ms, so that a heartbeat throttled by kafkajs (it skips one sent
    * sooner than this after the previous) still arrives well within the session.
    */
   readonly heartbeatIntervalMs?: number;
