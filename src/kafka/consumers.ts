@@ -26,6 +26,22 @@ export function heartbeatIntervalOf(options: BatchConsumerOptions): number {
   return Math.max(100, Math.min(HEARTBEAT_MAX_MS, Math.floor(session / 10)));
 }
 
+/**
+ * A heartbeat's answer: the coordinator's REBALANCE_IN_PROGRESS is no failure of the
+ * membership (kafkajs rejoins for it from its own loop and announces it), other errors are.
+ */
+async function heartbeatAnswer(heartbeat: Promise<void>): Promise<'ok' | 'rebalancing'> {
+  try {
+    await heartbeat;
+    return 'ok';
+  } catch (error: unknown) {
+    if ((error as { type?: unknown } | undefined)?.type === 'REBALANCE_IN_PROGRESS') {
+      return 'rebalancing';
+    }
+    throw error;
+  }
+}
+
 /** A consumer group member that hands whole fetched batches to one handler, per partition in order. */
 export class BatchConsumer implements GroupConsumer {
   readonly #consumer: Consumer;
@@ -155,7 +171,7 @@ export class BatchConsumer implements GroupConsumer {
           fetchedFrom: String((batch as { fetchedOffset?: unknown }).fetchedOffset ?? first),
           nextOffset: (BigInt(batch.lastOffset()) + 1n).toString(),
           lag: Math.max(0, Number(batch.offsetLag())),
-          heartbeat: () => payload.heartbeat(),
+          heartbeat: () => heartbeatAnswer(payload.heartbeat()),
           isCurrent: () => payload.isRunning() && !payload.isStale(),
           rewind: (offset) => {
             const from = offset ?? first;

@@ -78,8 +78,13 @@ export interface RecordBatch {
   readonly nextOffset?: string;
   /** Records behind this batch's last one (high watermark − last offset − 1). */
   readonly lag: number;
-  /** Sends a heartbeat when the last one is older than the consumer's heartbeat interval. */
-  heartbeat(): Promise<void>;
+  /**
+   * Sends a heartbeat when the last one is older than the consumer's heartbeat interval.
+   * Resolves `rebalancing` when the coordinator answered that the group is rebalancing:
+   * the member still belongs to it and will rejoin (the consumer announces it then, see
+   * BatchConsumerOptions.onRebalancing). Rejects when the heartbeat failed otherwise.
+   */
+  heartbeat(): Promise<'ok' | 'rebalancing'>;
   /** False once the consumer is stopping or a rewind of the partition is pending. */
   isCurrent(): boolean;
   /**
@@ -112,7 +117,8 @@ export interface BatchConsumerOptions {
   readonly sessionTimeoutMs?: number;
   /**
    * How often the member heartbeats. Default: a tenth of the session timeout, at most
-   * 1 s (how soon a member learns of a rebalance) and at least 100 ms, so that a heartbeat throttled by kafkajs (it skips one sent
+   * 1 s (how soon a member learns of a rebalance) and at least 100 ms, so that a
+   * heartbeat throttled by kafkajs (it skips one sent
    * sooner than this after the previous) still arrives well within the session.
    */
   readonly heartbeatIntervalMs?: number;

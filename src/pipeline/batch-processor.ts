@@ -182,7 +182,7 @@ export class BatchProcessor {
       }
     }
     const isCurrent = () =>
-      batch.isCurrent() && ownership.generation === generation && this.#leaseHeld();
+      batch.isCurrent() && ownership.sendsContinue(generation, assignment) && this.#leaseHeld();
     // Commands an earlier owner may have sent are looked up together, in few large
     // envelopes, before anything of the batch goes out: those the gateway knows end
     // with their status record; the others are known unsent and go out as usual.

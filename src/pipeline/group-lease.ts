@@ -5,7 +5,8 @@
  * learned holds until the next one; answers still awaited for batches handed out under an
  * older one stop being awaited, its own signal fires), the partitions of the last answer
  * and the member id it came with, and whether a rebalance is under way (started, not yet
- * answered). Named transitions: `rebalanceStarted`, `assigned`.
+ * answered), and whether sends handed out earlier may still go (`sendsContinue`). Named
+ * transitions: `rebalanceStarted`, `assigned`.
  */
 export class GroupLease {
   #owned = new Set<number>();
@@ -15,6 +16,8 @@ export class GroupLease {
   #abort = new AbortController();
   #answered = new AbortController();
   #rebalancing = false;
+  /** The generation a failed heartbeat or a fencing last began (not an announced rebalance). */
+  #doubtedIn = 0;
 
   /** Counts rebalances (and suspected losses of membership). */
   get generation(): number {
@@ -55,6 +58,7 @@ export class GroupLease {
   rebalanceStarted({ announced = false }: { announced?: boolean } = {}): void {
     this.#generation += 1;
     if (announced) this.#rebalancing = true;
+    else this.#doubtedIn = this.#generation;
     this.#abort.abort();
     this.#abort = new AbortController();
   }
@@ -73,6 +77,20 @@ export class GroupLease {
     this.#answered.abort();
     this.#answered = new AbortController();
     return { rejoined };
+  }
+
+  /**
+   * Whether sends handed out in `generation` of `assignment` may still go out: nothing
+   * happened since, or only a rebalance the group announced and has not answered. Until
+   * it answers, the partitions stay with this member (eager rebalancing revokes them at
+   * the rejoin, and the rejoin waits for what is in flight to settle), so the envelopes
+   * of a batch already handed out all go: given up halfway, the batch could not commit,
+   * and its partition's next owner would wait out the sends that did go. A failed
+   * heartbeat or a fencing since then stops them (the membership itself is in doubt).
+   */
+  sendsContinue(generation: number, assignment: number): boolean {
+    if (generation === this.#generation) return true;
+    return this.#rebalancing && assignment === this.#assignment && this.#doubtedIn <= generation;
   }
 
   /** Whether this member was assigned the partition last. */

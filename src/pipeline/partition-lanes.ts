@@ -96,16 +96,19 @@ export class PartitionLanes<T> {
   }
 
   /**
-   * A rebalance began: a partition with no turn in progress and nothing queued is let go
-   * (its intent cleared) as its lane's next turn, unless the group answers first. A lane
-   * with work in it is left alone: that work may have sends in flight.
+   * A rebalance began: the partition is let go (its intent cleared) once nothing waits in
+   * its lane, as a turn of its own, unless the group answers first. An idle lane lets go
+   * at once; a lane with a turn in progress or batches queued lets go after them (the
+   * release itself then checks that nothing they sent is still unsettled). Asked only
+   * while the lane was busy and never again, a release used to be lost, and a partition
+   * whose last batch was left to the rejoin kept its intent.
    */
   release(partition: number): void {
     if (this.#closed || this.#options.release === undefined) return;
     const lane = this.#lanes.find(partition);
-    if (!lane || lane.running !== undefined || lane.queue.length > 0) return;
+    if (!lane) return;
     lane.releaseFor = this.#options.assignment();
-    lane.running = this.#turns(partition, lane);
+    if (lane.running === undefined) lane.running = this.#turns(partition, lane);
   }
 
   /**
@@ -165,13 +168,12 @@ export class PartitionLanes<T> {
     try {
       while (this.#pending(lane)) {
         const releasing = lane.releaseFor;
-        lane.releaseFor = undefined;
-        // Only before anything else of the same assignment was handed over.
-        if (
-          releasing === this.#options.assignment() &&
-          lane.queue.length === 0 &&
-          lane.prepareFor === undefined
-        ) {
+        if (releasing !== this.#options.assignment()) {
+          // Asked in an earlier assignment: the group has answered since.
+          lane.releaseFor = undefined;
+        } else if (lane.queue.length === 0 && lane.prepareFor === undefined) {
+          // Once what the lane held is done; batches queued first are handled first.
+          lane.releaseFor = undefined;
           await this.#options.release?.(partition);
         }
         const preparing = lane.prepareFor;

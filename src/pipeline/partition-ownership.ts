@@ -47,6 +47,11 @@ export class PartitionOwnership {
     return this.#lease.rebalancing;
   }
 
+  /** See GroupLease.sendsContinue. */
+  sendsContinue(generation: number, assignment: number): boolean {
+    return this.#lease.sendsContinue(generation, assignment);
+  }
+
   /** The facts of one partition (created empty on first use). */
   facts(partition: number): PartitionFacts {
     return this.#workers.get(partition).facts;

@@ -361,9 +361,12 @@ export class PartitionTurns {
   #heartbeatWhileBusy(batch: RecordBatch): NodeJS.Timeout {
     const everyMs = Math.max(50, Math.floor(this.#options.heartbeatIntervalMs() / 2));
     return setInterval(() => {
+      // An answer that the group is rebalancing leaves the partitions here until this
+      // member rejoins: the consumer announces the rebalance (see Pipeline), and what was
+      // handed out still goes out. Taken for a failure, it stopped those sends halfway.
       batch.heartbeat().catch((error: unknown) => {
-        // The group is rebalancing or forgot this member: partitions may belong to
-        // another replica already, so batches in progress stop sending and return, and
+        // The coordinator forgot this member or cannot be reached: partitions may belong
+        // to another replica already, so batches in progress stop sending and return, and
         // kafkajs can rejoin without waiting for the gateway.
         this.#options.ownership.rebalanceStarted();
         this.#log.info(

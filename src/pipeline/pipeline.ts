@@ -282,7 +282,9 @@ export class Pipeline implements PipelineControl {
         // What is idle here is let go before the group answers: its next owner need not
         // wait out sends of this replica that never happened.
         this.#turns.rebalancing(this.#consumer?.assignedPartitions ?? []);
-        this.#log.info('rebalance started: batches in progress stop sending');
+        this.#log.info(
+          'rebalance started: what was handed out still goes out; nothing new is sent until the group answers',
+        );
       },
       onStartRetry: (attempt, error) =>
         this.#log.warn(

@@ -18,7 +18,13 @@ import { testBrokers } from '../helpers/kafka.ts';
  * The emulator, a group on a 2-partition topic and its first replica, taken over. The
  * session is the request timeout + 4 s (start-up wants the request timeout below it).
  */
-async function firstReplica(t: TestContext, { requestTimeoutMs }: { requestTimeoutMs: number }) {
+async function firstReplica(
+  t: TestContext,
+  {
+    requestTimeoutMs,
+    extraEnv = {},
+  }: { requestTimeoutMs: number; extraEnv?: Record<string, string> },
+) {
   const emulator = await startEmulator(t);
   const topics = testTopics();
   const env = {
@@ -30,6 +36,7 @@ async function firstReplica(t: TestContext, { requestTimeoutMs }: { requestTimeo
     FERRY_REQUEST_TIMEOUT_MS: String(requestTimeoutMs),
     FERRY_KAFKA_SESSION_TIMEOUT_MS: String(requestTimeoutMs + 4_000),
     FERRY_SHUTDOWN_GRACE_MS: '3000',
+    ...extraEnv,
   };
   const first = spawnFerry(t, env);
   await waitForLog(first, 'the partitions of the first assignment are taken over', 60_000);
@@ -116,4 +123,52 @@ test('a partition whose commands are at the gateway when a rebalance begins is c
     'the old owner rejoined once its batches at the gateway were answered and committed',
   );
   assertNothingWaitedOrLookedUp(second, emulator, [...warm, ...held, ...after]);
+});
+
+test('a batch whose envelopes still wait to be sent when a rebalance begins goes out whole and commits: nothing is left to the new owner', {
+  timeout: 120_000,
+}, async (t) => {
+  // One command per envelope, one envelope at the gateway at a time: the others of a
+  // batch wait in the send queue. Given up at the rebalance, they would leave their batch
+  // half sent, so it could not commit and its partition kept its intent.
+  const { emulator, topics, env, first } = await firstReplica(t, {
+    requestTimeoutMs: 4_000,
+    extraEnv: { FERRY_BATCH_MAX_OPS: '1', FERRY_CONCURRENCY: '1' },
+  });
+  const warm = [93_001, 93_002];
+  await kcatWrite(topics.commands, warm);
+  await untilResults(topics.results, warm.length);
+
+  emulator.setKnobs({ latencyMs: 1_200 });
+  const queued = [93_011, 93_012, 93_013, 93_014, 93_015, 93_016, 93_017, 93_018];
+  await kcatWrite(topics.commands, queued);
+  const deadline = Date.now() + 20_000;
+  while (!queued.some((id) => emulator.stats().sendsById[String(id)] === 1)) {
+    assert.ok(Date.now() < deadline, 'the first of them reached the gateway');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const second = spawnFerry(t, env);
+  // Once the first replica knows of the rebalance (the one at the gateway then answers
+  // within 1.2 s), the rest go at once: all settle within the 2 s it may take to rejoin.
+  await waitForLog(
+    first,
+    'rebalance started: what was handed out still goes out; nothing new is sent until the group answers',
+    30_000,
+  );
+  assert.ok(
+    queued.some((id) => emulator.stats().sendsById[String(id)] === undefined),
+    'some commands were still waiting to be sent when the rebalance began',
+  );
+  emulator.setKnobs({ latencyMs: 0 });
+  await waitForLog(second, 'the partitions of the first assignment are taken over', 60_000);
+  await untilResults(topics.results, warm.length + queued.length);
+  const after = [93_021, 93_022, 93_023, 93_024];
+  await kcatWrite(topics.commands, after);
+  await untilResults(topics.results, warm.length + queued.length + after.length);
+
+  assert.ok(
+    !first.output().includes('batches not committed'),
+    'every batch of the old owner committed whole',
+  );
+  assertNothingWaitedOrLookedUp(second, emulator, [...warm, ...queued, ...after]);
 });

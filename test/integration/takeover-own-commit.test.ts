@@ -78,7 +78,7 @@ test("a takeover right after this replica's own commit reads the offset that com
     partition: 0,
     records: [],
     lag: 0,
-    heartbeat: async () => undefined,
+    heartbeat: async () => 'ok' as const,
     isCurrent: () => true,
     rewind: () => undefined,
   };

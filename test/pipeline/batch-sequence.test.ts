@@ -21,7 +21,7 @@ function batch(from: number, to: number, rewinds: string[] = []): RecordBatch {
     partition: 0,
     records,
     lag: 0,
-    heartbeat: async () => undefined,
+    heartbeat: async () => 'ok' as const,
     isCurrent: () => true,
     rewind: (offset) => rewinds.push(offset ?? String(from)),
   };

@@ -207,7 +207,7 @@ test('prepare: one of an earlier assignment not begun yet is dropped; a closed l
   assert.equal(l.waiting, 0);
 });
 
-test('release: an idle lane lets its partition go as its next turn, before what arrives meanwhile', async () => {
+test('release: an idle lane lets its partition go as its next turn, before what arrives after it began', async () => {
   const { lanes: l, handled, release } = lanes();
   l.enter(0, 'a');
   await nextTurn();
@@ -222,8 +222,11 @@ test('release: an idle lane lets its partition go as its next turn, before what 
       ['p0', 'a'],
       ['p0', 'b'],
     ],
-    'a batch arrived before the turn began: not let go, the batch is handled',
+    'a batch arrived before the turn began: the batch is handled first',
   );
+  release();
+  await nextTurn();
+  assert.deepEqual(handled.slice(-1), [['p0', 'let go in 1']], 'then the partition is let go');
   release();
   await l.idle();
   l.release(0);
@@ -238,31 +241,47 @@ test('release: an idle lane lets its partition go as its next turn, before what 
   await l.idle();
 });
 
-test('release: a lane with a turn in progress or a batch queued is left alone; a stale one is dropped', async () => {
+test('release: a lane with a turn in progress lets go after it; one asked in an earlier assignment is dropped', async () => {
   const { lanes: l, handled, release, rejoin } = lanes();
   l.enter(0, 'a');
   await nextTurn();
   l.release(0);
+  await nextTurn();
+  assert.deepEqual(handled, [['p0', 'a']], 'the turn in progress goes on');
+  release();
+  await nextTurn();
+  assert.deepEqual(handled.slice(-1), [['p0', 'let go in 1']], 'let go once the turn ended');
   release();
   await l.idle();
-  assert.deepEqual(handled, [['p0', 'a']], 'its sends may be in flight');
   l.release(1);
   await nextTurn();
-  assert.deepEqual(handled, [['p0', 'a']], 'a partition never handled here has no lane to let go');
+  assert.equal(handled.length, 2, 'a partition never handled here has no lane to let go');
   l.enter(0, 'b');
   await nextTurn();
-  release();
-  await l.idle();
   l.release(0);
   rejoin();
-  await nextTurn();
+  release();
   await l.idle();
   assert.deepEqual(
-    handled,
-    [
-      ['p0', 'a'],
-      ['p0', 'b'],
-    ],
-    'the group answered before the turn began',
+    handled.slice(-1),
+    [['p0', 'b']],
+    'the group answered before the turn ended: not let go',
   );
+});
+
+test('release: batches queued behind the turn are handled first, then the partition is let go', async () => {
+  const { lanes: l, handled, release } = lanes();
+  l.enter(0, 'a');
+  await nextTurn();
+  l.enter(0, 'b');
+  l.release(0);
+  release();
+  await nextTurn();
+  assert.deepEqual(handled.slice(-1), [['p0', 'b']]);
+  release();
+  await nextTurn();
+  assert.deepEqual(handled.slice(-1), [['p0', 'let go in 1']]);
+  release();
+  await l.idle();
+  assert.equal(handled.length, 3);
 });

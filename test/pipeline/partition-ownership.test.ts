@@ -397,6 +397,53 @@ test('rebalanceStarted then assigned: batches handed out stop awaiting answers o
   );
 });
 
+test('sendsContinue: sends handed out go on through an announced rebalance until the group answers, never past a failed heartbeat', () => {
+  const ownership = new PartitionOwnership();
+  ownership.assigned([0], 'm');
+  const generation = ownership.generation;
+  const assignment = ownership.assignment;
+  assert.equal(ownership.sendsContinue(generation, assignment), true, 'nothing happened since');
+  ownership.rebalanceStarted({ announced: true });
+  assert.equal(
+    ownership.sendsContinue(generation, assignment),
+    true,
+    'the partitions stay here until the group answers: the batch goes out whole',
+  );
+  ownership.rebalanceStarted();
+  assert.equal(
+    ownership.sendsContinue(generation, assignment),
+    false,
+    'a failed heartbeat during it puts the membership in doubt',
+  );
+
+  const answered = new PartitionOwnership();
+  answered.assigned([0], 'm');
+  const before = { generation: answered.generation, assignment: answered.assignment };
+  answered.rebalanceStarted({ announced: true });
+  answered.assigned([0], 'm');
+  assert.equal(
+    answered.sendsContinue(before.generation, before.assignment),
+    false,
+    'the group answered: what was not sent by then is read again',
+  );
+
+  const doubted = new PartitionOwnership();
+  doubted.assigned([0], 'm');
+  const first = { generation: doubted.generation, assignment: doubted.assignment };
+  doubted.rebalanceStarted();
+  doubted.rebalanceStarted({ announced: true });
+  assert.equal(
+    doubted.sendsContinue(first.generation, first.assignment),
+    false,
+    'a failed heartbeat before the announced rebalance stopped them already',
+  );
+  assert.equal(
+    doubted.sendsContinue(doubted.generation, doubted.assignment),
+    true,
+    'sends handed out after it are of the current generation',
+  );
+});
+
 test('releasable: carried outcomes given up before their request left keep no intent; one that may have left does', async () => {
   const committedAt = (ownership: PartitionOwnership) =>
     ownership.batchCommitted(0, { topic: 't', lastOffset: '9', intentUntil: '265', assignment: 1 });

@@ -31,7 +31,7 @@ function fetched(first: number, last: number) {
     partition: 0,
     records,
     lag: 0,
-    heartbeat: async () => undefined,
+    heartbeat: async () => 'ok' as const,
     isCurrent: () => true,
     rewind: () => {
       rewinds += 1;

@@ -252,7 +252,16 @@ export class SimConsumer implements GroupConsumer {
         fetchedFrom: from.toString(),
         nextOffset: next.toString(),
         lag: Math.max(0, Number(end - BigInt(last.offset) - 1n)),
-        heartbeat: () => this.#heartbeat(),
+        heartbeat: () =>
+          this.#heartbeat().then(
+            () => 'ok' as const,
+            (error: unknown) => {
+              if (error instanceof Error && error.message === REBALANCING_ERROR) {
+                return 'rebalancing' as const;
+              }
+              throw error;
+            },
+          ),
         isCurrent: () => this.#running && (this.#seeks.get(partition) ?? 0) === seeks,
         rewind: (offset) => {
           this.#seeks.set(partition, (this.#seeks.get(partition) ?? 0) + 1);
