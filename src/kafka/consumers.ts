@@ -1,9 +1,10 @@
 /** ferry's consumers: the pipeline's batch consumer and a record reader for tools and tests. */
 import { DEFAULT_READ_LIMITS, setTopicReadLimits } from './bounded-fetch.ts';
+import { forgetHeartbeats, lastHeartbeatFailure } from './coordinator-loss.ts';
 import type { BatchConsumerOptions, GroupConsumer, InboundRecord } from './kafka-port.ts';
 import type { Consumer } from './kafkajs.ts';
 import { inbound } from './records.ts';
-import { beforeRejoin } from './rejoin-hook.ts';
+import { beforeRejoin, rejoinHookInstalled } from './rejoin-hook.ts';
 import { retryWhilePassing } from './start-retry.ts';
 
 export type { BatchConsumerOptions, RecordBatch } from './kafka-port.ts';
@@ -77,6 +78,7 @@ export class BatchConsumer implements GroupConsumer {
       this.#confirmedAt = lastSentAt;
       if (this.#memberId !== event.payload.memberId) {
         this.#forgetRejoin?.();
+        forgetHeartbeats(this.#memberId);
         const before = options.beforeRejoin;
         this.#forgetRejoin = before ? beforeRejoin(event.payload.memberId, before) : undefined;
       }
@@ -89,7 +91,12 @@ export class BatchConsumer implements GroupConsumer {
     consumer.on(consumer.events.CRASH, (event) => {
       if (!event.payload.restart) options.onCrash?.(event.payload.error);
     });
-    consumer.on(consumer.events.REBALANCING, () => options.onRebalancing?.());
+    consumer.on(consumer.events.REBALANCING, () =>
+      options.onRebalancing?.({
+        announced:
+          lastHeartbeatFailure(this.#memberId) === 'REBALANCE_IN_PROGRESS' && rejoinHookInstalled(),
+      }),
+    );
   }
 
   readonly heartbeatIntervalMs: number;
@@ -201,6 +208,7 @@ export class BatchConsumer implements GroupConsumer {
   async stop(): Promise<void> {
     this.#forgetRejoin?.();
     this.#forgetRejoin = undefined;
+    forgetHeartbeats(this.#memberId);
     if (!this.#running) {
       await this.#consumer.disconnect();
       return;

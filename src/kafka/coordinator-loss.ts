@@ -38,16 +38,43 @@ export function coordinatorLost(error: Error): Error {
   return Object.assign(moved, { type: COORDINATOR_MOVED, cause: error });
 }
 
+/** Per member id, the error type of its last heartbeat that failed (none after one that passed). */
+const lastFailures = new Map<string, string>();
+
+/**
+ * Why the member's last heartbeat failed (kafkajs's error type, e.g.
+ * `REBALANCE_IN_PROGRESS`), or undefined when it passed. kafkajs announces a rebalance
+ * for several answers alike; only this tells a rebalance the group is waiting in from a
+ * generation that moved on or a coordinator that is gone.
+ */
+export function lastHeartbeatFailure(memberId: string | undefined): string | undefined {
+  return memberId === undefined ? undefined : lastFailures.get(memberId);
+}
+
 /** `heartbeat`, with connection errors turned into the coordinator having moved. */
 export function rejoiningHeartbeat(heartbeat: Heartbeat): Heartbeat {
   return async function (this: unknown, options) {
+    const memberId = (this as { memberId?: unknown } | null)?.memberId;
+    const member = typeof memberId === 'string' && memberId !== '' ? memberId : undefined;
     try {
-      return await heartbeat.call(this, options);
+      const answer = await heartbeat.call(this, options);
+      if (member !== undefined) lastFailures.delete(member);
+      return answer;
     } catch (error: unknown) {
-      if (error instanceof Error && isConnectionError(error)) throw coordinatorLost(error);
-      throw error;
+      const failure =
+        error instanceof Error && isConnectionError(error) ? coordinatorLost(error) : error;
+      if (member !== undefined) {
+        const type = (failure as { type?: unknown } | null)?.type;
+        lastFailures.set(member, typeof type === 'string' ? type : 'unknown');
+      }
+      throw failure;
     }
   };
+}
+
+/** Forgets what was recorded for a member that left. */
+export function forgetHeartbeats(memberId: string | undefined): void {
+  if (memberId !== undefined) lastFailures.delete(memberId);
 }
 
 let installed = false;

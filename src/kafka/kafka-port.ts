@@ -134,8 +134,14 @@ export interface BatchConsumerOptions {
    * retries (`rewind`); nothing is committed to the group but what it commits itself.
    */
   readonly onBatch: (batch: RecordBatch) => void;
-  /** A rebalance started: partitions may be taken away. */
-  readonly onRebalancing?: () => void;
+  /**
+   * The member is about to join again: partitions may be taken away. `announced`: the
+   * coordinator answered that the group is rebalancing (REBALANCE_IN_PROGRESS) and
+   * `beforeRejoin` runs before the rejoin, so until then the partitions are still this
+   * member's. Not announced: the member's generation moved on, its coordinator moved or
+   * is gone; its partitions may be another's already.
+   */
+  readonly onRebalancing?: (how: { readonly announced: boolean }) => void;
   /**
    * Runs before this member rejoins a rebalancing group, while the group waits for it
    * (the place of the Java consumer's `onPartitionsRevoked`): what is in flight can

@@ -51,6 +51,11 @@ function wrapJoin(): boolean {
   return true;
 }
 
+/** Whether rejoins run their member's callback (false when kafkajs is laid out otherwise). */
+export function rejoinHookInstalled(): boolean {
+  return wrapJoin();
+}
+
 /**
  * Runs `before` ahead of each rejoin of the member `memberId`, until the returned
  * function removes it. A member id changes when the member is expelled and joins anew:

@@ -177,6 +177,9 @@ export class BatchProcessor {
         );
         if (!written) return 'again';
         ownership.intentWritten(partition, intent.untilOffset);
+        // A rebalance began while the intent was written: nothing of the batch went out,
+        // so it is left to the rejoin (read again, here or at the next owner).
+        if (signal.aborted) return 'again';
         intentMs = performance.now() - startedMs;
         this.#options.metrics.stageDuration.observe({ stage: 'intent' }, intentMs / 1000);
       }

@@ -277,13 +277,15 @@ export class Pipeline implements PipelineControl {
         this.#tracker?.assigned(partitions);
       },
       beforeRejoin: () => this.#settleBeforeRejoin(),
-      onRebalancing: () => {
-        this.#ownership.rebalanceStarted({ announced: true });
+      onRebalancing: ({ announced }) => {
+        this.#ownership.rebalanceStarted({ announced });
         // What is idle here is let go before the group answers: its next owner need not
         // wait out sends of this replica that never happened.
         this.#turns.rebalancing(this.#consumer?.assignedPartitions ?? []);
         this.#log.info(
-          'rebalance started: what was handed out still goes out; nothing new is sent until the group answers',
+          announced
+            ? 'rebalance started: what was handed out still goes out until this member rejoins; nothing new is sent'
+            : 'joining the group again: its partitions may be elsewhere already; batches in progress stop sending',
         );
       },
       onStartRetry: (attempt, error) =>
@@ -314,6 +316,17 @@ export class Pipeline implements PipelineControl {
    * to wait out or look up. Bounded: the whole group waits meanwhile.
    */
   async #settleBeforeRejoin(): Promise<void> {
+    try {
+      await this.#settleInFlight();
+    } finally {
+      // Once this member has joined again the group can complete without it hearing the
+      // answer, and its partitions begin at their next owners: nothing handed out before
+      // goes out after this point.
+      this.#ownership.rebalanceStarted();
+    }
+  }
+
+  async #settleInFlight(): Promise<void> {
     const partitions = this.#consumer?.assignedPartitions ?? [];
     // kafkajs also joins again after stale metadata, with no rebalance to settle for.
     if (partitions.length === 0 || this.#lifecycle !== 'running') return;

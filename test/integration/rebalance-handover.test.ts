@@ -152,7 +152,7 @@ test('a batch whose envelopes still wait to be sent when a rebalance begins goes
   // within 1.2 s), the rest go at once: all settle within the 2 s it may take to rejoin.
   await waitForLog(
     first,
-    'rebalance started: what was handed out still goes out; nothing new is sent until the group answers',
+    'rebalance started: what was handed out still goes out until this member rejoins; nothing new is sent',
     30_000,
   );
   assert.ok(

@@ -7,6 +7,8 @@ import { createRequire } from 'node:module';
 import { test } from 'node:test';
 import {
   coordinatorLossRejoinInstalled,
+  forgetHeartbeats,
+  lastHeartbeatFailure,
   rejoiningHeartbeat,
 } from '../../src/kafka/coordinator-loss.ts';
 import '../../src/kafka/kafkajs.ts';
@@ -66,4 +68,47 @@ test('every kafkajs consumer group of the process heartbeats through it', () => 
     prototype: { heartbeat: { name: string } };
   };
   assert.notEqual(prototype.heartbeat.name, 'heartbeat', "kafkajs's own method was replaced");
+});
+
+test("a member's last failed heartbeat is remembered by kind until one passes: only REBALANCE_IN_PROGRESS is a rebalance the group waits in", async () => {
+  const answers: (Error | undefined)[] = [
+    new KafkaJSProtocolError({
+      type: 'ILLEGAL_GENERATION',
+      code: 22,
+      retriable: false,
+      message: 'generation moved on',
+    }),
+    new KafkaJSProtocolError({
+      type: 'REBALANCE_IN_PROGRESS',
+      code: 27,
+      retriable: false,
+      message: 'rebalancing',
+    }),
+    new KafkaJSConnectionError('Connection error: connect ECONNREFUSED'),
+    undefined,
+  ];
+  const heartbeat = rejoiningHeartbeat(async () => {
+    const answer = answers.shift();
+    if (answer) throw answer;
+  });
+  const group = { memberId: 'member-a' };
+  const beat = () => heartbeat.call(group, { interval: 1 }).catch(() => undefined);
+  assert.equal(lastHeartbeatFailure('member-a'), undefined, 'nothing before a heartbeat');
+  await beat();
+  assert.equal(lastHeartbeatFailure('member-a'), 'ILLEGAL_GENERATION');
+  await beat();
+  assert.equal(lastHeartbeatFailure('member-a'), 'REBALANCE_IN_PROGRESS');
+  await beat();
+  assert.equal(
+    lastHeartbeatFailure('member-a'),
+    'NOT_COORDINATOR_FOR_GROUP',
+    'a coordinator out of reach is one that moved',
+  );
+  assert.equal(lastHeartbeatFailure('member-b'), undefined, 'kept per member');
+  await beat();
+  assert.equal(lastHeartbeatFailure('member-a'), undefined, 'a heartbeat that passed clears it');
+  answers.push(new Error('lost'));
+  await beat();
+  forgetHeartbeats('member-a');
+  assert.equal(lastHeartbeatFailure('member-a'), undefined, 'forgotten when the member leaves');
 });

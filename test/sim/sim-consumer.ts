@@ -138,7 +138,7 @@ export class SimConsumer implements GroupConsumer {
       if (this.#rejoin !== undefined) {
         const announce = this.#rejoin === 'rebalancing';
         this.#rejoin = undefined;
-        if (announce) this.#options.onRebalancing?.();
+        if (announce) this.#options.onRebalancing?.({ announced: true });
         // As kafkajs through src/kafka/rejoin-hook.ts: a member that still has its id runs
         // the callback before it rejoins, while the group waits for it.
         if (announce && this.#memberId !== undefined) {
