@@ -7,6 +7,27 @@ import { type Plan, planRun } from './plan.ts';
 
 export const scenarios: Record<string, (seed: number) => Plan> = {
   /**
+   * A member's rejoin answered late: a replica joins while the first one's envelopes
+   * queue behind a slow gateway, and the first one's rejoin is answered 0.5–12 s after
+   * the group completed (its new partner already runs its share). What that member handed out before the rebalance must not
+   * go out once it has joined again: the partitions may be running at their next owner.
+   */
+  'late-sync-after-rejoin': (seed) => {
+    const base = planRun(seed);
+    return {
+      ...base,
+      replicas: 1,
+      partitions: 2,
+      commands: 300,
+      produceWindowMs: 4_000,
+      settings: { ...base.settings, concurrency: 1, batchMaxOps: 1 + (seed % 2) },
+      gatewayFaults: { ...base.gatewayFaults, maxLatencyMs: 800 },
+      portFaults: { ...base.portFaults, lateFetchRate: 0, lateSyncRate: 1 },
+      faults: [{ kind: 'join', atMs: 2_500 + (seed % 5) * 200 }],
+      healAtMs: 16_000,
+    };
+  },
+  /**
    * Finding 20: every rejoin hands a fetch sent before it over after it, while a replica
    * joins and one is frozen past its session, so partitions move and come back.
    */

@@ -24,6 +24,12 @@ import type { SimRandom } from './sim-random.ts';
 export interface ConsumerFaults {
   readonly lateFetchRate: number;
   readonly maxBatchRecords: number;
+  /**
+   * Share of rejoins (not first joins) whose answer (kafkajs's SyncGroup) reaches the member late: the group
+   * has completed and the others run with their new partitions while this member, which
+   * heartbeats in the new generation meanwhile, has not heard of its own (absent: none).
+   */
+  readonly lateSyncRate?: number;
 }
 
 /** Where the simulator notes what it did to a replica (the run's log). */
@@ -117,7 +123,16 @@ export class SimConsumer implements GroupConsumer {
         await this.#link.hop(this.#random, 3);
         const assignment = await this.#group.join(this.#link.name, this.#memberId);
         await this.#link.hop(this.#random, 3);
+        if (this.#memberId !== undefined && this.#random.chance(this.#faults.lateSyncRate ?? 0)) {
+          const lateMs = this.#random.int(500, 12_000);
+          this.#note({ sim: 'late sync', replica: this.#link.name, lateMs });
+          await sleep(lateMs);
+        }
         this.#joins += 1;
+        // As in kafkajs: a batch's heartbeat refused while this member was rejoining
+        // (its rejoin callback, its join) does not make it join once more; the loop's own
+        // next heartbeat finds out whether the group still rebalances.
+        this.#rejoin = undefined;
         this.#confirmedAt = sentAt;
         this.#memberId = assignment.memberId;
         this.#assigned = [...assignment.partitions];

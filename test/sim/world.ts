@@ -183,6 +183,7 @@ async function simulate(
     };
     faults.unknownOutcomeRate = 0;
     faults.lateFetchRate = 0;
+    faults.lateSyncRate = 0;
     broker.comeUp();
     for (const replica of slots) replica?.link.thaw();
     if (!slots.some((replica) => replica?.alive)) spawn(slots.length);
