@@ -43,6 +43,20 @@ async function firstReplica(
   return { emulator, topics, env, first };
 }
 
+/** Waits up to 20 s until `done` holds, given whether an id reached the gateway exactly once. */
+async function untilGateway(
+  emulator: Awaited<ReturnType<typeof startEmulator>>,
+  what: string,
+  done: (sentOnce: (id: number) => boolean) => boolean,
+): Promise<void> {
+  const sentOnce = (id: number) => emulator.stats().sendsById[String(id)] === 1;
+  const deadline = Date.now() + 20_000;
+  while (!done(sentOnce)) {
+    assert.ok(Date.now() < deadline, what);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 /** The new owner waited out no send of the old one, asked the gateway about nothing, and each id went out once. */
 function assertNothingWaitedOrLookedUp(
   second: ReturnType<typeof spawnFerry>,
@@ -105,11 +119,7 @@ test('a partition whose commands are at the gateway when a rebalance begins is c
   emulator.setKnobs({ latencyMs: 2_500 });
   const held = [92_011, 92_012, 92_013, 92_014, 92_015, 92_016];
   await kcatWrite(topics.commands, held);
-  const deadline = Date.now() + 20_000;
-  while (!held.every((id) => emulator.stats().sendsById[String(id)] === 1)) {
-    assert.ok(Date.now() < deadline, 'the held commands reached the gateway');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await untilGateway(emulator, 'the held commands reached the gateway', (sent) => held.every(sent));
   const second = spawnFerry(t, env);
   await waitForLog(second, 'the partitions of the first assignment are taken over', 60_000);
   emulator.setKnobs({ latencyMs: 0 });
@@ -142,11 +152,9 @@ test('a batch whose envelopes still wait to be sent when a rebalance begins goes
   emulator.setKnobs({ latencyMs: 1_200 });
   const queued = [93_011, 93_012, 93_013, 93_014, 93_015, 93_016, 93_017, 93_018];
   await kcatWrite(topics.commands, queued);
-  const deadline = Date.now() + 20_000;
-  while (!queued.some((id) => emulator.stats().sendsById[String(id)] === 1)) {
-    assert.ok(Date.now() < deadline, 'the first of them reached the gateway');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await untilGateway(emulator, 'the first of them reached the gateway', (sent) =>
+    queued.some(sent),
+  );
   const second = spawnFerry(t, env);
   // Once the first replica knows of the rebalance (the one at the gateway then answers
   // within 1.2 s), the rest go at once: all settle within the 2 s it may take to rejoin.
