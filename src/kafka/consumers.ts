@@ -27,6 +27,9 @@ export function heartbeatIntervalOf(options: BatchConsumerOptions): number {
   return Math.max(100, Math.min(HEARTBEAT_MAX_MS, Math.floor(session / 10)));
 }
 
+/** kafkajs's type of the coordinator's answer that the group is rebalancing. */
+const REBALANCE_IN_PROGRESS = 'REBALANCE_IN_PROGRESS';
+
 /**
  * A heartbeat's answer: the coordinator's REBALANCE_IN_PROGRESS is no failure of the
  * membership (kafkajs rejoins for it from its own loop and announces it), other errors are.
@@ -36,7 +39,7 @@ async function heartbeatAnswer(heartbeat: Promise<void>): Promise<'ok' | 'rebala
     await heartbeat;
     return 'ok';
   } catch (error: unknown) {
-    if ((error as { type?: unknown } | undefined)?.type === 'REBALANCE_IN_PROGRESS') {
+    if ((error as { type?: unknown } | undefined)?.type === REBALANCE_IN_PROGRESS) {
       return 'rebalancing';
     }
     throw error;
@@ -94,7 +97,7 @@ export class BatchConsumer implements GroupConsumer {
     consumer.on(consumer.events.REBALANCING, () =>
       options.onRebalancing?.({
         announced:
-          lastHeartbeatFailure(this.#memberId) === 'REBALANCE_IN_PROGRESS' && rejoinHookInstalled(),
+          lastHeartbeatFailure(this.#memberId) === REBALANCE_IN_PROGRESS && rejoinHookInstalled(),
       }),
     );
   }

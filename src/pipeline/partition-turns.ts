@@ -310,7 +310,7 @@ export class PartitionTurns {
     // Committed while a rebalance is under way: with nothing more of the partition in
     // flight, its intent (carried ahead by this commit) is cleared before the group
     // answers, as for a partition idle when the rebalance began.
-    if (this.#options.ownership.rebalancing) this.#lanes.release(partition);
+    this.#releaseIfRebalancing(partition);
   }
 
   /**
@@ -349,7 +349,12 @@ export class PartitionTurns {
     for (const item of sent) item.finish();
     // During a rebalance: when all that is carried was given up before it left, the
     // partition is let go like an idle one (its intent cleared before the group answers).
-    if (ownership.rebalancing) this.#lanes.release(partition);
+    this.#releaseIfRebalancing(partition);
+  }
+
+  /** During a rebalance, lets the partition go once its lane is done (see PartitionLanes.release). */
+  #releaseIfRebalancing(partition: number): void {
+    if (this.#options.ownership.rebalancing) this.#lanes.release(partition);
   }
 
   /**
