@@ -84,6 +84,8 @@ export interface EmulatorStats {
   callbacksSent: number;
   callbacksFailed: number;
   callbacksPending: number;
+  /** Delivery attempts the receiver did not acknowledge (an answer but 200, no answer in time, no connection). */
+  callbacksFailedAttempts: number;
   /** Current balance in currency units. */
   balance: number;
   /** The emulator's own answer times of accepted envelopes, and its event-loop delay. */
@@ -233,6 +235,7 @@ export class Emulator {
       callbacksSent: callbacks.sent,
       callbacksFailed: callbacks.failed,
       callbacksPending: callbacks.pending,
+      callbacksFailedAttempts: callbacks.failedAttempts,
       balance: this.#gateway.account.balance,
       answerTimes: this.#answerTimes.stats(),
     };
