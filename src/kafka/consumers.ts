@@ -1,6 +1,8 @@
 /** ferry's consumers: the pipeline's batch consumer and a record reader for tools and tests. */
 import { DEFAULT_READ_LIMITS, setTopicReadLimits } from './bounded-fetch.ts';
 import { forgetHeartbeats, lastHeartbeatFailure } from './coordinator-loss.ts';
+import type { GroupMembership } from './group-fenced-offsets.ts';
+import { forgetMembership, liveMembership, membershipKnown } from './group-membership.ts';
 import type { BatchConsumerOptions, GroupConsumer, InboundRecord } from './kafka-port.ts';
 import type { Consumer } from './kafkajs.ts';
 import { inbound } from './records.ts';
@@ -67,6 +69,8 @@ export class BatchConsumer implements GroupConsumer {
         options.maxDecompressedBytes ?? DEFAULT_READ_LIMITS.decompressedMaxBytes,
     });
     this.heartbeatIntervalMs = heartbeatIntervalOf(options);
+    // Before the first join, so that this member's generation is known from it on.
+    membershipKnown();
     // The coordinator counts the session from when it received a request, so the time
     // the request was sent, not when its answer was handled, is what the membership is
     // sure of: a process frozen between the two must not take the answer for fresh.
@@ -82,6 +86,7 @@ export class BatchConsumer implements GroupConsumer {
       if (this.#memberId !== event.payload.memberId) {
         this.#forgetRejoin?.();
         forgetHeartbeats(this.#memberId);
+        forgetMembership(this.#memberId);
         const before = options.beforeRejoin;
         this.#forgetRejoin = before ? beforeRejoin(event.payload.memberId, before) : undefined;
       }
@@ -118,6 +123,14 @@ export class BatchConsumer implements GroupConsumer {
   /** This member's id in the group, from its last join. */
   get memberId(): string | undefined {
     return this.#memberId;
+  }
+
+  /**
+   * The generation and member id kafkajs holds for this member now (what offsets committed
+   * with them are fenced by); undefined before the first join and once it left the group.
+   */
+  get membership(): GroupMembership | undefined {
+    return liveMembership(this.#memberId);
   }
 
   get assignedPartitions(): readonly number[] {
@@ -212,6 +225,7 @@ export class BatchConsumer implements GroupConsumer {
     this.#forgetRejoin?.();
     this.#forgetRejoin = undefined;
     forgetHeartbeats(this.#memberId);
+    forgetMembership(this.#memberId);
     if (!this.#running) {
       await this.#consumer.disconnect();
       return;

@@ -22,6 +22,7 @@ import {
   type RecordConsumerOptions,
 } from './consumers.ts';
 import { cacheCoordinators } from './coordinator-cache.ts';
+import type { MembershipSource } from './generation-fenced-commits.ts';
 import { KafkaAdmin } from './kafka-admin.ts';
 import type { LogBounds, StoredRecord, TopicReader } from './kafka-port.ts';
 import { kafkaConnection } from './kafka-security.ts';
@@ -178,7 +179,14 @@ export class KafkaClient {
     );
   }
 
-  createTransactionalProducer(transactionalId: string): TransactionalProducer {
+  /**
+   * A producer of transactions under `transactionalId`. With `fencedBy`, the offsets it
+   * commits carry that consumer group membership (see `TransactionalProducer.fenceOffsetsBy`).
+   */
+  createTransactionalProducer(
+    transactionalId: string,
+    options: { readonly fencedBy?: MembershipSource } = {},
+  ): TransactionalProducer {
     const producer = this.#transactionalKafka.producer({
       transactionalId,
       idempotent: true,
@@ -192,7 +200,7 @@ export class KafkaClient {
         onTransactionalRequest(event.payload.apiName),
       );
     }
-    return new TransactionalProducer(
+    const transactional = new TransactionalProducer(
       producer,
       transactionalId,
       this.#compression,
@@ -205,6 +213,8 @@ export class KafkaClient {
           'transaction coordinator still completing the previous transaction; asking again',
         ),
     );
+    if (options.fencedBy) transactional.fenceOffsetsBy(options.fencedBy);
+    return transactional;
   }
 
   createBatchConsumer(options: BatchConsumerOptions): BatchConsumer {

@@ -2,6 +2,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PartitionAssigner, type PartitionCount, sendAcknowledged } from './acknowledged-send.ts';
 import { whileCoordinatorMoves } from './coordinator-errors.ts';
+import { fenceOffsetsByGeneration, type MembershipSource } from './generation-fenced-commits.ts';
 import { kafkaError } from './kafka-security.ts';
 import type { CompressionTypes, Producer } from './kafkajs.ts';
 import {
@@ -143,6 +144,8 @@ export class TransactionalProducer {
   /** kafkajs's answer left partitions out (a leader change): they are being sent again. */
   readonly #onResend: (partitions: readonly string[]) => void;
   readonly #onBusy: BusyRetryListener;
+  /** Removes the membership this producer's offsets carry, when one was given. */
+  #unfence: (() => void) | undefined;
   readonly transactionalId: string;
   constructor(
     producer: Producer,
@@ -222,7 +225,20 @@ export class TransactionalProducer {
       throw kafkaError(error, 'the result transaction failed');
     }
   }
+  /**
+   * From now on the offsets this producer commits carry the consumer group membership that
+   * `membership` gives at each commit (TxnOffsetCommit v3): the group coordinator refuses
+   * them once the group has moved on from that member or generation, and the transaction
+   * fails whole. Without it, offsets are fenced only by this transactional id's epoch.
+   * @throws FerryError `kafka` when kafkajs's internals are not where expected.
+   */
+  fenceOffsetsBy(membership: MembershipSource): void {
+    this.#unfence?.();
+    this.#unfence = fenceOffsetsByGeneration(this.transactionalId, membership);
+  }
   async disconnect(): Promise<void> {
+    this.#unfence?.();
+    this.#unfence = undefined;
     await this.#producer.disconnect();
   }
 }
