@@ -34,6 +34,8 @@ export interface CallbackSenderStats {
   readonly failed: number;
   /** Attempts that failed and were retried or given up. */
   readonly failedAttempts: number;
+  /** Of those, attempts the receiver took but did not answer within the request timeout. */
+  readonly timedOutAttempts: number;
   /** Callbacks scheduled, queued or in flight. */
   readonly pending: number;
 }
@@ -62,6 +64,7 @@ export class CallbackSender {
   #sent = 0;
   #failed = 0;
   #failedAttempts = 0;
+  #timedOutAttempts = 0;
   #idleWaiters: Array<() => void> = [];
 
   constructor(options: CallbackSenderOptions = {}) {
@@ -110,6 +113,7 @@ export class CallbackSender {
       sent: this.#sent,
       failed: this.#failed,
       failedAttempts: this.#failedAttempts,
+      timedOutAttempts: this.#timedOutAttempts,
       pending: this.#scheduled + this.#queue.length - this.#queueHead + this.#inFlight,
     };
   }
@@ -125,6 +129,7 @@ export class CallbackSender {
     this.#sent = 0;
     this.#failed = 0;
     this.#failedAttempts = 0;
+    this.#timedOutAttempts = 0;
   }
 
   /** Resolves when nothing is scheduled, queued or in flight, or after `timeoutMs`. */
@@ -189,6 +194,7 @@ export class CallbackSender {
 
   async #deliver(job: QueuedJob): Promise<void> {
     let acknowledged = false;
+    let timedOut = false;
     try {
       const response = await request(job.url, {
         method: 'POST',
@@ -199,8 +205,10 @@ export class CallbackSender {
       await response.body.dump();
       // spec: Events — "The receiver acknowledges with HTTP 200."
       acknowledged = response.statusCode === 200;
-    } catch {
+    } catch (error: unknown) {
       acknowledged = false;
+      const code = (error as { code?: unknown } | null)?.code;
+      timedOut = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
     }
     this.#inFlight -= 1;
     if (job.generation === this.#generation && !this.#closed) {
@@ -208,6 +216,7 @@ export class CallbackSender {
         this.#sent += 1;
       } else {
         this.#failedAttempts += 1;
+        if (timedOut) this.#timedOutAttempts += 1;
         if (job.attempt < this.#maxAttempts) {
           const delayMs = this.#firstRetryDelayMs * 2 ** (job.attempt - 1);
           this.#scheduled += 1;

@@ -84,8 +84,10 @@ export interface EmulatorStats {
   callbacksSent: number;
   callbacksFailed: number;
   callbacksPending: number;
-  /** Delivery attempts the receiver did not acknowledge (an answer but 200, no answer in time, no connection). */
+  /** Delivery attempts the receiver did not acknowledge (an answer other than 200, none in time, no connection). */
   callbacksFailedAttempts: number;
+  /** Of those, attempts the receiver took and did not answer within the sender's timeout. */
+  callbacksTimedOutAttempts: number;
   /** Current balance in currency units. */
   balance: number;
   /** The emulator's own answer times of accepted envelopes, and its event-loop delay. */
@@ -236,6 +238,7 @@ export class Emulator {
       callbacksFailed: callbacks.failed,
       callbacksPending: callbacks.pending,
       callbacksFailedAttempts: callbacks.failedAttempts,
+      callbacksTimedOutAttempts: callbacks.timedOutAttempts,
       balance: this.#gateway.account.balance,
       answerTimes: this.#answerTimes.stats(),
     };

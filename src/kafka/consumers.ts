@@ -2,7 +2,7 @@
 import { DEFAULT_READ_LIMITS, setTopicReadLimits } from './bounded-fetch.ts';
 import { forgetHeartbeats, lastHeartbeatFailure } from './coordinator-loss.ts';
 import type { GroupMembership } from './group-fenced-offsets.ts';
-import { forgetMembership, liveMembership, membershipKnown } from './group-membership.ts';
+import { forgetMembership, liveMembership, trackMemberships } from './group-membership.ts';
 import type { BatchConsumerOptions, GroupConsumer, InboundRecord } from './kafka-port.ts';
 import type { Consumer } from './kafkajs.ts';
 import { inbound } from './records.ts';
@@ -70,7 +70,7 @@ export class BatchConsumer implements GroupConsumer {
     });
     this.heartbeatIntervalMs = heartbeatIntervalOf(options);
     // Before the first join, so that this member's generation is known from it on.
-    membershipKnown();
+    trackMemberships();
     // The coordinator counts the session from when it received a request, so the time
     // the request was sent, not when its answer was handled, is what the membership is
     // sure of: a process frozen between the two must not take the answer for fresh.
@@ -97,6 +97,8 @@ export class BatchConsumer implements GroupConsumer {
       options.onAssignment?.(this.#assigned);
     });
     consumer.on(consumer.events.CRASH, (event) => {
+      // kafkajs may keep the crashed run's member id when its leave failed: not a member.
+      forgetMembership(this.#memberId);
       if (!event.payload.restart) options.onCrash?.(event.payload.error);
     });
     consumer.on(consumer.events.REBALANCING, () =>

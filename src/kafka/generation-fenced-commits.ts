@@ -23,8 +23,10 @@ import {
   type TxnOffsetCommitV3,
   txnOffsetCommitV3,
 } from './group-fenced-offsets.ts';
+import { wrapKafkajsMethod } from './kafkajs-internals.ts';
 
 const require = createRequire(import.meta.url);
+const { createErrorFromCode } = require('kafkajs/src/protocol/error.js') as ProtocolErrors;
 
 /** Where a producer's commits find the membership to carry: asked at each commit. */
 export type MembershipSource = () => GroupMembership | undefined;
@@ -33,9 +35,11 @@ type KafkajsTxnOffsetCommit = Omit<TxnOffsetCommitV3, keyof GroupMembership>;
 
 interface BrokerLike {
   readonly connectionPool: { send<T>(request: ProtocolRequest<T>): Promise<T> };
-  txnOffsetCommit(request: KafkajsTxnOffsetCommit): Promise<unknown>;
+  /** What the broker answered to ApiVersions, by API key; set once connected. */
+  readonly versions?: Readonly<Record<number, { readonly maxVersion: number } | undefined>>;
   disconnect(): Promise<void>;
 }
+type TxnOffsetCommit = (this: BrokerLike, request: KafkajsTxnOffsetCommit) => Promise<unknown>;
 
 interface ProtocolErrors {
   createErrorFromCode(code: number): Error;
@@ -43,47 +47,46 @@ interface ProtocolErrors {
 
 /** The protocol's code for a member the coordinator does not know. */
 const UNKNOWN_MEMBER_ID = 25;
+const TXN_OFFSET_COMMIT = 28;
 
 const sources = new Map<string, MembershipSource>();
-let wrapped = false;
-let available = false;
+/** Whether kafkajs's TxnOffsetCommit is wrapped; unset until first asked. */
+let available: boolean | undefined;
 
 /** Wraps kafkajs's TxnOffsetCommit once. @returns false when kafkajs's internals are not where expected. */
 function wrapTxnOffsetCommit(): boolean {
-  if (wrapped) return available;
-  wrapped = true;
-  let Broker: { prototype: BrokerLike };
-  let errors: ProtocolErrors;
-  try {
-    Broker = require('kafkajs/src/broker/index.js');
-    errors = require('kafkajs/src/protocol/error.js');
-  } catch {
-    return false;
-  }
-  const original = Broker.prototype.txnOffsetCommit;
-  if (typeof original !== 'function') return false;
-  available = true;
-  Broker.prototype.txnOffsetCommit = async function txnOffsetCommit(
-    this: BrokerLike,
-    request: KafkajsTxnOffsetCommit,
-  ) {
-    const source = sources.get(request.transactionalId);
-    if (!source) return original.call(this, request);
-    const membership = source();
-    // kafkajs's own error for the code, so its retry and ferry's classification see what
-    // the coordinator would have answered.
-    if (!membership) throw errors.createErrorFromCode(UNKNOWN_MEMBER_ID);
-    try {
-      return await this.connectionPool.send(txnOffsetCommitV3({ ...request, ...membership }));
-    } catch (error: unknown) {
-      // As kafkajs's own requests: a closed connection is dropped so the next one reconnects.
-      if ((error as { name?: unknown } | null)?.name === 'KafkaJSConnectionClosedError') {
-        await this.disconnect();
-      }
-      throw error;
-    }
-  };
-  return true;
+  available ??= wrapKafkajsMethod<TxnOffsetCommit>(
+    'kafkajs/src/broker/index.js',
+    'txnOffsetCommit',
+    (original) =>
+      async function txnOffsetCommit(this: BrokerLike, request: KafkajsTxnOffsetCommit) {
+        const source = sources.get(request.transactionalId);
+        if (!source) return original.call(this, request);
+        const membership = source();
+        // kafkajs's own error for the code, so its retry and ferry's classification see
+        // what the coordinator would have answered.
+        if (!membership) throw createErrorFromCode(UNKNOWN_MEMBER_ID);
+        // Kafka 2.5 and later read v3; an older broker must not be sent what it cannot read.
+        const highest = this.versions?.[TXN_OFFSET_COMMIT]?.maxVersion ?? 0;
+        if (highest < 3) {
+          throw new FerryError(
+            'kafka',
+            `offsets cannot be fenced by the group generation: the broker reads TxnOffsetCommit up to v${highest}, v3 is needed (Kafka 2.5 or later)`,
+            { retryable: false },
+          );
+        }
+        try {
+          return await this.connectionPool.send(txnOffsetCommitV3({ ...request, ...membership }));
+        } catch (error: unknown) {
+          // As kafkajs's own requests: a closed connection is dropped so the next one reconnects.
+          if ((error as { name?: unknown } | null)?.name === 'KafkaJSConnectionClosedError') {
+            await this.disconnect();
+          }
+          throw error;
+        }
+      },
+  );
+  return available;
 }
 
 /**

@@ -2,25 +2,27 @@
  * A consumer's membership of its group (generation and member id) as the coordinator
  * last gave it. kafkajs (2.2.4) keeps the generation inside its internal ConsumerGroup and
  * tells it to no one: its GROUP_JOIN event names the member, never the generation. Offsets
- * committed in a transaction with the membership (TxnOffsetCommit v3) are refused once the
- * group has moved on (`generation-fenced-commits.ts`), which is what lets one
- * transactional producer serve every partition a replica owns.
+ * committed in a transaction with a membership (TxnOffsetCommit v3) are refused once the
+ * group has moved on from it (`generation-fenced-commits.ts`).
  *
- * kafkajs's join (`ConsumerGroup.joinAndSync`) is wrapped once per process; after each
- * join its consumer group is found again by the member id the coordinator gave it, and
- * read when asked, so the answer is the generation kafkajs holds at that moment. Should
- * kafkajs's internals move, nothing is wrapped and no membership is known.
+ * kafkajs's join (`ConsumerGroup.joinAndSync`) is wrapped once per process. A membership
+ * is known from the moment that join returns (just after kafkajs's GROUP_JOIN event) until
+ * the member starts joining again: kafkajs sets the next generation before the group has
+ * answered which partitions go with it, and a generation whose assignment this member has
+ * not seen must not commit anything. Which partitions a membership may commit is not the
+ * coordinator's to check (it fences by member and generation only): a committer that
+ * takes the membership of each batch when it is fetched, rather than asking at commit
+ * time, commits nothing of a batch fetched before a rebalance.
+ * Should kafkajs's internals move, nothing is wrapped and no membership is known.
  */
-import { createRequire } from 'node:module';
 import type { GroupMembership } from './group-fenced-offsets.ts';
-
-const require = createRequire(import.meta.url);
+import { wrapKafkajsMethod } from './kafkajs-internals.ts';
 
 interface ConsumerGroupLike {
   memberId: string | null;
   generationId: number | null;
-  joinAndSync(): Promise<void>;
 }
+type JoinAndSync = (this: ConsumerGroupLike) => Promise<void>;
 
 /**
  * The consumer group of each member id since its join, held weakly: every consumer of the
@@ -30,50 +32,61 @@ const groups = new Map<string, WeakRef<ConsumerGroupLike>>();
 const collected = new FinalizationRegistry<string>((memberId) => {
   if (groups.get(memberId)?.deref() === undefined) groups.delete(memberId);
 });
-let wrapped = false;
-let available = false;
+/** What each group's last completed join gave it; none while it joins. */
+const joined = new WeakMap<ConsumerGroupLike, GroupMembership>();
+/** Whether kafkajs's join is wrapped; unset until first asked. */
+let available: boolean | undefined;
 
 /** Wraps kafkajs's join once. @returns false when kafkajs's internals are not where expected. */
 function wrapJoin(): boolean {
-  if (wrapped) return available;
-  wrapped = true;
-  let ConsumerGroup: { prototype: ConsumerGroupLike };
-  try {
-    ConsumerGroup = require('kafkajs/src/consumer/consumerGroup.js');
-  } catch {
-    return false;
-  }
-  const join = ConsumerGroup.prototype.joinAndSync;
-  if (typeof join !== 'function') return false;
-  available = true;
-  ConsumerGroup.prototype.joinAndSync = async function joinAndSync(this: ConsumerGroupLike) {
-    await join.call(this);
-    if (this.memberId && groups.get(this.memberId)?.deref() !== this) {
-      groups.set(this.memberId, new WeakRef(this));
-      collected.register(this, this.memberId);
-    }
-  };
-  return true;
+  available ??= wrapKafkajsMethod<JoinAndSync>(
+    'kafkajs/src/consumer/consumerGroup.js',
+    'joinAndSync',
+    (join) =>
+      async function joinAndSync(this: ConsumerGroupLike) {
+        joined.delete(this);
+        await join.call(this);
+        const { memberId, generationId } = this;
+        if (!memberId || generationId === null) return;
+        joined.set(this, { memberId, generationId, groupInstanceId: null });
+        if (groups.get(memberId)?.deref() !== this) {
+          groups.set(memberId, new WeakRef(this));
+          collected.register(this, memberId);
+        }
+      },
+  );
+  return available;
 }
 
-/** Whether memberships can be read (false when kafkajs is laid out otherwise). */
-export function membershipKnown(): boolean {
+/**
+ * Starts following the memberships kafkajs's consumers are given; call before a consumer's
+ * first join. @returns false when kafkajs's internals are not where expected.
+ */
+export function trackMemberships(): boolean {
   return wrapJoin();
 }
 
 /**
- * The generation and member id kafkajs holds now for the member `memberId`; undefined
- * before its first join, after it left or was expelled (kafkajs clears the id), or when
- * kafkajs's internals are not where expected.
+ * The membership kafkajs holds now for the member `memberId`, when its last join completed;
+ * undefined before that, while it joins again, after it left or was expelled (kafkajs
+ * clears the id), or when kafkajs's internals are not where expected.
  */
 export function liveMembership(memberId: string | undefined): GroupMembership | undefined {
   if (memberId === undefined || !wrapJoin()) return undefined;
   const group = groups.get(memberId)?.deref();
-  if (!group || group.memberId !== memberId || group.generationId === null) return undefined;
-  return { generationId: group.generationId, memberId, groupInstanceId: null };
+  const membership = group ? joined.get(group) : undefined;
+  if (!group || !membership || membership.memberId !== memberId) return undefined;
+  // kafkajs cleared the id (a leave, an unknown member) or began another generation.
+  if (group.memberId !== memberId || group.generationId !== membership.generationId) {
+    return undefined;
+  }
+  return membership;
 }
 
-/** Drops what is kept for `memberId` (its consumer stopped, or it joined under a new id). */
+/** Drops what is kept for `memberId` (its consumer stopped or crashed, or it has a new id). */
 export function forgetMembership(memberId: string | undefined): void {
-  if (memberId !== undefined) groups.delete(memberId);
+  if (memberId === undefined) return;
+  const group = groups.get(memberId)?.deref();
+  if (group) joined.delete(group);
+  groups.delete(memberId);
 }

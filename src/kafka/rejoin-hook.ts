@@ -15,40 +15,32 @@
  * kafkajs also rejoins after stale metadata, with no rebalance: the owner tells the two
  * apart. Should kafkajs's internals move, nothing is wrapped and members rejoin at once.
  */
-import { createRequire } from 'node:module';
-
-const require = createRequire(import.meta.url);
+import { wrapKafkajsMethod } from './kafkajs-internals.ts';
 
 interface ConsumerGroupLike {
   memberId: string | null;
-  joinAndSync(): Promise<void>;
 }
+type JoinAndSync = (this: ConsumerGroupLike) => Promise<void>;
 
 type BeforeRejoin = () => Promise<void>;
 
 const callbacks = new Map<string, BeforeRejoin>();
-let wrapped = false;
-let available = false;
+/** Whether kafkajs's join is wrapped; unset until first asked. */
+let available: boolean | undefined;
 
 /** Wraps kafkajs's join once. @returns false when kafkajs's internals are not where expected. */
 function wrapJoin(): boolean {
-  if (wrapped) return available;
-  wrapped = true;
-  let ConsumerGroup: { prototype: ConsumerGroupLike };
-  try {
-    ConsumerGroup = require('kafkajs/src/consumer/consumerGroup.js');
-  } catch {
-    return false;
-  }
-  const join = ConsumerGroup.prototype.joinAndSync;
-  if (typeof join !== 'function') return false;
-  available = true;
-  ConsumerGroup.prototype.joinAndSync = async function joinAndSync(this: ConsumerGroupLike) {
-    const before = this.memberId ? callbacks.get(this.memberId) : undefined;
-    if (before) await before().catch(() => undefined);
-    return join.call(this);
-  };
-  return true;
+  available ??= wrapKafkajsMethod<JoinAndSync>(
+    'kafkajs/src/consumer/consumerGroup.js',
+    'joinAndSync',
+    (join) =>
+      async function joinAndSync(this: ConsumerGroupLike) {
+        const before = this.memberId ? callbacks.get(this.memberId) : undefined;
+        if (before) await before().catch(() => undefined);
+        return join.call(this);
+      },
+  );
+  return available;
 }
 
 /** Whether rejoins run their member's callback (false when kafkajs is laid out otherwise). */

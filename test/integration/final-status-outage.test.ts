@@ -79,17 +79,18 @@ test('callbacks not acknowledged during an outage, their receiver killed: every 
   const outageStarted = Date.now();
   emulator.holdCallbacks(false);
   // Replica a must have had the callbacks and not acknowledged them. Its own 503 comes when
-  // the publish timeout (10 s) ends; the emulator gives up waiting for an answer after 5 s
-  // and counts the attempt failed, which says the same: a callback reached a and is not in
-  // Kafka. Either is enough; a that exited by itself, or callbacks never attempted, are not.
+  // the publish timeout (10 s) ends; the emulator stops waiting for an answer after 5 s
+  // and counts the attempt timed out, which says the same: a took the callback and it is
+  // not in Kafka. Either is enough; a that exited by itself, refused connections or
+  // callbacks never attempted are not.
   const seen = await eventually(
     'replica a had the callbacks and did not acknowledge them',
     async () => {
       if (a.ferry.output().includes('could not be published')) return '503';
       if (a.ferry.child.exitCode !== null || a.ferry.child.signalCode !== null) return undefined;
       const stats = emulator.stats();
-      return stats.callbacksFailedAttempts > 0 && stats.callbacksSent === 0
-        ? 'unacknowledged'
+      return stats.callbacksTimedOutAttempts > 0 && stats.callbacksSent === 0
+        ? 'unanswered'
         : undefined;
     },
     90_000,
@@ -137,8 +138,14 @@ function outageDiagnostics(
   emulator: Emulator,
 ): string {
   const exit = ferry.child.exitCode ?? ferry.child.signalCode;
-  const { acceptedMessages, callbacksSent, callbacksFailed, callbacksPending } = emulator.stats();
-  const { callbacksFailedAttempts } = emulator.stats();
+  const {
+    acceptedMessages,
+    callbacksSent,
+    callbacksFailed,
+    callbacksPending,
+    callbacksFailedAttempts,
+    callbacksTimedOutAttempts,
+  } = emulator.stats();
   const messages = new Map<string, number>();
   for (const line of ferry.output().split('\n')) {
     const msg = /"msg":"([^"]{0,80})/.exec(line)?.[1];
@@ -147,7 +154,7 @@ function outageDiagnostics(
   const lastKinds = [...messages].slice(-12).map(([msg, count]) => `${count}× ${msg}`);
   return [
     `replica a ${exit === null ? 'running' : `exited (${exit})`}`,
-    `emulator ${JSON.stringify({ acceptedMessages, callbacksSent, callbacksFailed, callbacksPending, callbacksFailedAttempts })}`,
+    `emulator ${JSON.stringify({ acceptedMessages, callbacksSent, callbacksFailed, callbacksPending, callbacksFailedAttempts, callbacksTimedOutAttempts })}`,
     `a's last kinds of log line: ${lastKinds.join(' | ')}`,
   ].join('; ');
 }
