@@ -23,13 +23,11 @@ import {
   type TxnOffsetCommitV3,
   txnOffsetCommitV3,
 } from './group-fenced-offsets.ts';
+import type { MembershipSource } from './kafka-port.ts';
 import { wrapKafkajsMethod } from './kafkajs-internals.ts';
 
 const require = createRequire(import.meta.url);
 const { createErrorFromCode } = require('kafkajs/src/protocol/error.js') as ProtocolErrors;
-
-/** Where a producer's commits find the membership to carry: asked at each commit. */
-export type MembershipSource = () => GroupMembership | undefined;
 
 type KafkajsTxnOffsetCommit = Omit<TxnOffsetCommitV3, keyof GroupMembership>;
 

@@ -17,6 +17,9 @@
  * answer's header tagged fields come first in what kafkajs hands the decoder.
  */
 import { createRequire } from 'node:module';
+import type { GroupMembership } from './kafka-port.ts';
+
+export type { GroupMembership } from './kafka-port.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -66,14 +69,6 @@ export interface ProtocolRequest<T> {
     decode(payload: Buffer): Promise<T>;
     parse(decoded: T): Promise<T>;
   };
-}
-
-/** This replica's membership of the consumer group, as the coordinator gave it. */
-export interface GroupMembership {
-  readonly generationId: number;
-  readonly memberId: string;
-  /** Static membership's instance id; null without. */
-  readonly groupInstanceId: string | null;
 }
 
 export interface TxnOffsetCommitV3 extends GroupMembership {

@@ -22,9 +22,8 @@ import {
   type RecordConsumerOptions,
 } from './consumers.ts';
 import { cacheCoordinators } from './coordinator-cache.ts';
-import type { MembershipSource } from './generation-fenced-commits.ts';
 import { KafkaAdmin } from './kafka-admin.ts';
-import type { LogBounds, StoredRecord, TopicReader } from './kafka-port.ts';
+import type { LogBounds, StoredRecord, TopicReader, TransactionalOptions } from './kafka-port.ts';
 import { kafkaConnection } from './kafka-security.ts';
 import {
   type CompressionTypes,
@@ -185,7 +184,7 @@ export class KafkaClient {
    */
   createTransactionalProducer(
     transactionalId: string,
-    options: { readonly fencedBy?: MembershipSource } = {},
+    options: TransactionalOptions = {},
   ): TransactionalProducer {
     const producer = this.#transactionalKafka.producer({
       transactionalId,

@@ -157,6 +157,27 @@ export interface BatchConsumerOptions {
   readonly onStartRetry?: (attempt: number, error: unknown) => void;
 }
 
+/** A member's place in its consumer group, as the coordinator gave it at its last join. */
+export interface GroupMembership {
+  readonly generationId: number;
+  readonly memberId: string;
+  /** Static membership's instance id; null without. */
+  readonly groupInstanceId: string | null;
+}
+
+/** Where a producer's commits find the membership their offsets carry: asked at each commit. */
+export type MembershipSource = () => GroupMembership | undefined;
+
+/** How a transactional producer's offsets are fenced besides its transactional id's epoch. */
+export interface TransactionalOptions {
+  /**
+   * Offsets committed with this membership (TxnOffsetCommit v3): the group coordinator
+   * refuses them once the group has moved on from its member or generation, and the
+   * transaction fails whole. It does not check which partitions the member owns.
+   */
+  readonly fencedBy?: MembershipSource;
+}
+
 /** A consumer group member that hands whole fetched batches to one handler. */
 export interface GroupConsumer {
   /** How often the member heartbeats, ms. */
@@ -168,6 +189,11 @@ export interface GroupConsumer {
   readonly confirmedAt: number;
   /** This member's id in the group, from its last join. */
   readonly memberId: string | undefined;
+  /**
+   * The generation and member id of this member's last completed join; undefined before
+   * it, while the member joins again and once it left the group.
+   */
+  readonly membership: GroupMembership | undefined;
   readonly assignedPartitions: readonly number[];
   readonly running: boolean;
   /** Whether fetching is paused now (the client's own view). */
@@ -225,7 +251,10 @@ export interface TopicReader {
 /** What the pipeline asks of Kafka. */
 export interface KafkaPort {
   createBatchConsumer(options: BatchConsumerOptions): GroupConsumer;
-  createTransactionalProducer(transactionalId: string): PartitionProducer;
+  createTransactionalProducer(
+    transactionalId: string,
+    options?: TransactionalOptions,
+  ): PartitionProducer;
   /** The group's committed offsets of a topic, by partition, with their metadata. */
   committedOffsets(groupId: string, topic: string): Promise<Map<number, PartitionOffset>>;
   /** Where each partition's log starts and ends now. @throws when it cannot be read. */

@@ -2,7 +2,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PartitionAssigner, type PartitionCount, sendAcknowledged } from './acknowledged-send.ts';
 import { whileCoordinatorMoves } from './coordinator-errors.ts';
-import { fenceOffsetsByGeneration, type MembershipSource } from './generation-fenced-commits.ts';
+import { fenceOffsetsByGeneration } from './generation-fenced-commits.ts';
+import type { MembershipSource } from './kafka-port.ts';
 import { kafkaError } from './kafka-security.ts';
 import type { CompressionTypes, Producer } from './kafkajs.ts';
 import {

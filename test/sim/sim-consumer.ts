@@ -14,6 +14,7 @@ import { heartbeatIntervalOf } from '../../src/kafka/consumers.ts';
 import type {
   BatchConsumerOptions,
   GroupConsumer,
+  GroupMembership,
   InboundRecord,
 } from '../../src/kafka/kafka-port.ts';
 import type { ReplicaLink } from './replica-link.ts';
@@ -48,6 +49,8 @@ export class SimConsumer implements GroupConsumer {
   readonly heartbeatIntervalMs: number;
   #confirmedAt = 0;
   #memberId: string | undefined;
+  /** The generation of the last completed join; none while joining or once stopped. */
+  #generation: number | undefined;
   #assigned: readonly number[] = [];
   #running = false;
   #paused = false;
@@ -82,6 +85,12 @@ export class SimConsumer implements GroupConsumer {
   get memberId(): string | undefined {
     return this.#memberId;
   }
+  get membership(): GroupMembership | undefined {
+    const memberId = this.#memberId;
+    const generationId = this.#generation;
+    if (memberId === undefined || generationId === undefined) return undefined;
+    return { memberId, generationId, groupInstanceId: null };
+  }
   get assignedPartitions(): readonly number[] {
     return this.#assigned;
   }
@@ -113,10 +122,14 @@ export class SimConsumer implements GroupConsumer {
     this.#running = false;
     await this.#loop;
     await this.#link.hop(this.#random, 2);
+    this.#generation = undefined;
     this.#group.leave(this.#memberId);
   }
 
   async #join(): Promise<void> {
+    // A member that is joining has no membership to commit with (kafkajs already holds the
+    // next generation while the group has not answered its assignment).
+    this.#generation = undefined;
     while (this.#running) {
       const sentAt = Date.now();
       try {
@@ -135,6 +148,7 @@ export class SimConsumer implements GroupConsumer {
         this.#rejoin = undefined;
         this.#confirmedAt = sentAt;
         this.#memberId = assignment.memberId;
+        this.#generation = assignment.generation;
         this.#assigned = [...assignment.partitions];
         // A new offset manager: each partition's position is read from the group again.
         this.#positions.clear();

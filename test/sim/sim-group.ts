@@ -24,6 +24,8 @@ interface Member {
 /** kafkajs's texts of the heartbeat answers that make a member join again. */
 export const REBALANCING_ERROR = 'The group is rebalancing, so a rejoin is needed';
 export const UNKNOWN_MEMBER_ERROR = 'The coordinator is not aware of this member';
+/** kafkajs's text of ILLEGAL_GENERATION: offsets or a heartbeat of a generation the group left. */
+export const ILLEGAL_GENERATION_ERROR = 'Specified group generation id is not valid';
 
 export class SimGroup {
   readonly #broker: SimBroker;
@@ -75,6 +77,18 @@ export class SimGroup {
     if (!member) throw new Error(UNKNOWN_MEMBER_ERROR);
     if (this.#state === 'rebalancing') throw new Error(REBALANCING_ERROR);
     member.lastSeenMs = Date.now();
+  }
+
+  /**
+   * TxnOffsetCommit v3's check, as Kafka's coordinator makes it: the member must be in the
+   * group and the generation the group's current one, whether or not a rebalance is under
+   * way (the generation moves when the rebalance completes). Which partitions the member
+   * owns is not checked. @throws the coordinator's refusal, or a connection error.
+   */
+  checkOffsetCommit(membership: { memberId: string; generationId: number }): void {
+    this.#broker.check();
+    if (!this.#members.has(membership.memberId)) throw new Error(UNKNOWN_MEMBER_ERROR);
+    if (membership.generationId !== this.#generation) throw new Error(ILLEGAL_GENERATION_ERROR);
   }
 
   leave(memberId: string | undefined): void {

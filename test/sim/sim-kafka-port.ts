@@ -10,16 +10,18 @@ import type {
   GroupConsumer,
   KafkaPort,
   LogBounds,
+  MembershipSource,
   OutboundRecord,
   PartitionOffset,
   PartitionProducer,
   StoredRecord,
   TopicReader,
+  TransactionalOptions,
 } from '../../src/kafka/kafka-port.ts';
 import type { ReplicaLink } from './replica-link.ts';
 import { CONNECTION_ERROR, type SimBroker } from './sim-broker.ts';
 import { type ConsumerFaults, SimConsumer, type SimNote } from './sim-consumer.ts';
-import type { SimGroup } from './sim-group.ts';
+import { type SimGroup, UNKNOWN_MEMBER_ERROR } from './sim-group.ts';
 import type { SimRandom } from './sim-random.ts';
 
 export interface PortFaults extends ConsumerFaults {
@@ -32,11 +34,13 @@ const NOT_COORDINATOR = 'This is not the correct coordinator for this group';
 class SimProducer implements PartitionProducer {
   readonly #port: SimKafkaPort;
   readonly #id: string;
+  readonly #fencedBy: MembershipSource | undefined;
   #epoch: number | undefined;
 
-  constructor(port: SimKafkaPort, transactionalId: string) {
+  constructor(port: SimKafkaPort, transactionalId: string, options: TransactionalOptions) {
     this.#port = port;
     this.#id = transactionalId;
+    this.#fencedBy = options.fencedBy;
   }
 
   async connect(): Promise<void> {
@@ -58,8 +62,18 @@ class SimProducer implements PartitionProducer {
     await link.hop(random, 3);
     broker.checkEpoch(this.#id, epoch);
     await broker.previousComplete(this.#id);
-    // AddOffsetsToTxn, TxnOffsetCommit and the records' produce requests.
-    await link.hop(random, 6);
+    if (this.#fencedBy && offsets.length > 0) {
+      // AddOffsetsToTxn and TxnOffsetCommit, which the group coordinator answers with its
+      // check of the membership; then the records' produce requests.
+      await link.hop(random, 3);
+      const membership = this.#fencedBy();
+      if (!membership) throw new Error(UNKNOWN_MEMBER_ERROR);
+      this.#port.group.checkOffsetCommit(membership);
+      await link.hop(random, 3);
+    } else {
+      // AddOffsetsToTxn, TxnOffsetCommit and the records' produce requests.
+      await link.hop(random, 6);
+    }
     broker.checkEpoch(this.#id, epoch);
     const lost = random.chance(faults.unknownOutcomeRate) ? random.pick(['before', 'after']) : '';
     if (lost === 'before') throw new Error(NOT_COORDINATOR);
@@ -111,8 +125,11 @@ export class SimKafkaPort implements KafkaPort {
     );
   }
 
-  createTransactionalProducer(transactionalId: string): PartitionProducer {
-    return new SimProducer(this, transactionalId);
+  createTransactionalProducer(
+    transactionalId: string,
+    options: TransactionalOptions = {},
+  ): PartitionProducer {
+    return new SimProducer(this, transactionalId, options);
   }
 
   /** The records transactions made visible in `topic` with `partition`, in write order. */
