@@ -5,7 +5,8 @@
  * committed in a transaction with a membership (TxnOffsetCommit v3) are refused once the
  * group has moved on from it (`generation-fenced-commits.ts`).
  *
- * kafkajs's join (`ConsumerGroup.joinAndSync`) is wrapped once per process. A membership
+ * kafkajs's join (`ConsumerGroup.joinAndSync`) is wrapped once per process
+ * (`kafkajs-join.ts`). A membership
  * is known from the moment that join returns (just after kafkajs's GROUP_JOIN event) until
  * the member starts joining again: kafkajs sets the next generation before the group has
  * answered which partitions go with it, and a generation whose assignment this member has
@@ -16,13 +17,7 @@
  * Should kafkajs's internals move, nothing is wrapped and no membership is known.
  */
 import type { GroupMembership } from './group-fenced-offsets.ts';
-import { wrapKafkajsMethod } from './kafkajs-internals.ts';
-
-interface ConsumerGroupLike {
-  memberId: string | null;
-  generationId: number | null;
-}
-type JoinAndSync = (this: ConsumerGroupLike) => Promise<void>;
+import { aroundJoins, type ConsumerGroupLike } from './kafkajs-join.ts';
 
 /**
  * The consumer group of each member id since its join, held weakly: every consumer of the
@@ -34,27 +29,24 @@ const collected = new FinalizationRegistry<string>((memberId) => {
 });
 /** What each group's last completed join gave it; none while it joins. */
 const joined = new WeakMap<ConsumerGroupLike, GroupMembership>();
-/** Whether kafkajs's join is wrapped; unset until first asked. */
+/** Whether joins are followed; unset until first asked. */
 let available: boolean | undefined;
 
-/** Wraps kafkajs's join once. @returns false when kafkajs's internals are not where expected. */
 function wrapJoin(): boolean {
-  available ??= wrapKafkajsMethod<JoinAndSync>(
-    'kafkajs/src/consumer/consumerGroup.js',
-    'joinAndSync',
-    (join) =>
-      async function joinAndSync(this: ConsumerGroupLike) {
-        joined.delete(this);
-        await join.call(this);
-        const { memberId, generationId } = this;
-        if (!memberId || generationId === null) return;
-        joined.set(this, { memberId, generationId, groupInstanceId: null });
-        if (groups.get(memberId)?.deref() !== this) {
-          groups.set(memberId, new WeakRef(this));
-          collected.register(this, memberId);
-        }
-      },
-  );
+  available ??= aroundJoins({
+    starting: (group) => {
+      joined.delete(group);
+    },
+    joined: (group) => {
+      const { memberId, generationId } = group;
+      if (!memberId || generationId === null) return;
+      joined.set(group, { memberId, generationId, groupInstanceId: null });
+      if (groups.get(memberId)?.deref() !== group) {
+        groups.set(memberId, new WeakRef(group));
+        collected.register(group, memberId);
+      }
+    },
+  });
   return available;
 }
 

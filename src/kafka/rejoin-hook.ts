@@ -7,39 +7,29 @@
  * REBALANCE_IN_PROGRESS, and the member that learns of a rebalance last completes it at
  * once: its partitions moved with their sends still in flight.
  *
- * `joinAndSync` is wrapped once per process (the consumer group is internal to kafkajs,
- * so the wrapper finds a member's callback by the member id the coordinator gave it,
+ * `joinAndSync` is wrapped once per process (`kafkajs-join.ts`; the consumer group is
+ * internal to kafkajs, so the callback is found by the member id the coordinator gave it,
  * unique per member). A first join (no member id yet) and a rejoin after the member was
  * expelled (kafkajs clears the id) run no callback: nothing of theirs can be settled.
  * The callback is bounded by its owner; one that fails does not keep the member out.
  * kafkajs also rejoins after stale metadata, with no rebalance: the owner tells the two
  * apart. Should kafkajs's internals move, nothing is wrapped and members rejoin at once.
  */
-import { wrapKafkajsMethod } from './kafkajs-internals.ts';
-
-interface ConsumerGroupLike {
-  memberId: string | null;
-}
-type JoinAndSync = (this: ConsumerGroupLike) => Promise<void>;
+import { aroundJoins } from './kafkajs-join.ts';
 
 type BeforeRejoin = () => Promise<void>;
 
 const callbacks = new Map<string, BeforeRejoin>();
-/** Whether kafkajs's join is wrapped; unset until first asked. */
+/** Whether joins run the callbacks; unset until first asked. */
 let available: boolean | undefined;
 
-/** Wraps kafkajs's join once. @returns false when kafkajs's internals are not where expected. */
 function wrapJoin(): boolean {
-  available ??= wrapKafkajsMethod<JoinAndSync>(
-    'kafkajs/src/consumer/consumerGroup.js',
-    'joinAndSync',
-    (join) =>
-      async function joinAndSync(this: ConsumerGroupLike) {
-        const before = this.memberId ? callbacks.get(this.memberId) : undefined;
-        if (before) await before().catch(() => undefined);
-        return join.call(this);
-      },
-  );
+  available ??= aroundJoins({
+    before: async (group) => {
+      const before = group.memberId ? callbacks.get(group.memberId) : undefined;
+      if (before) await before().catch(() => undefined);
+    },
+  });
   return available;
 }
 

@@ -1,0 +1,51 @@
+/**
+ * kafkajs's group join (`ConsumerGroup.joinAndSync`, internal to kafkajs 2.2.4), wrapped
+ * once per process for the modules that act around it, in phases whose order does not
+ * depend on which module asked first: every `before` (a member's rejoin callback, run while
+ * it still holds its membership: rejoin-hook.ts), then every `starting` (the membership is
+ * given up until the join completes: group-membership.ts), the join itself, then every
+ * `joined`. Should kafkajs's internals move, nothing is wrapped and no hook runs.
+ */
+import { wrapKafkajsMethod } from './kafkajs-internals.ts';
+
+/** The parts of kafkajs's ConsumerGroup the hooks read. */
+export interface ConsumerGroupLike {
+  readonly memberId: string | null;
+  readonly generationId: number | null;
+}
+
+export interface JoinHooks {
+  /** Awaited before the join; must not throw. */
+  readonly before?: (group: ConsumerGroupLike) => Promise<void>;
+  /** After every `before`, right before the join. */
+  readonly starting?: (group: ConsumerGroupLike) => void;
+  /** Once the join (and its sync) returned. */
+  readonly joined?: (group: ConsumerGroupLike) => void;
+}
+
+type JoinAndSync = (this: ConsumerGroupLike) => Promise<void>;
+
+const registered: JoinHooks[] = [];
+/** Whether kafkajs's join is wrapped; unset until first asked. */
+let available: boolean | undefined;
+
+/**
+ * Runs `hooks` around every join of every kafkajs consumer of the process from now on.
+ * Call once per module. @returns false, running nothing, when kafkajs's internals are not
+ * where expected.
+ */
+export function aroundJoins(hooks: JoinHooks): boolean {
+  available ??= wrapKafkajsMethod<JoinAndSync>(
+    'kafkajs/src/consumer/consumerGroup.js',
+    'joinAndSync',
+    (join) =>
+      async function joinAndSync(this: ConsumerGroupLike) {
+        for (const { before } of registered) if (before) await before(this);
+        for (const { starting } of registered) starting?.(this);
+        await join.call(this);
+        for (const { joined } of registered) joined?.(this);
+      },
+  );
+  if (available) registered.push(hooks);
+  return available;
+}
