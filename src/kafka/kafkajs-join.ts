@@ -15,7 +15,7 @@ export interface ConsumerGroupLike {
 }
 
 export interface JoinHooks {
-  /** Awaited before the join; must not throw. */
+  /** Awaited before the join; a failure is ignored. */
   readonly before?: (group: ConsumerGroupLike) => Promise<void>;
   /** After every `before`, right before the join. */
   readonly starting?: (group: ConsumerGroupLike) => void;
@@ -29,6 +29,17 @@ const registered: JoinHooks[] = [];
 /** Whether kafkajs's join is wrapped; unset until first asked. */
 let available: boolean | undefined;
 
+function guarded(
+  hook: ((group: ConsumerGroupLike) => void) | undefined,
+  group: ConsumerGroupLike,
+): void {
+  try {
+    hook?.(group);
+  } catch {
+    // See joinAndSync: a hook never decides the join.
+  }
+}
+
 /**
  * Runs `hooks` around every join of every kafkajs consumer of the process from now on.
  * Call once per module. @returns false, running nothing, when kafkajs's internals are not
@@ -40,10 +51,17 @@ export function aroundJoins(hooks: JoinHooks): boolean {
     'joinAndSync',
     (join) =>
       async function joinAndSync(this: ConsumerGroupLike) {
-        for (const { before } of registered) if (before) await before(this);
-        for (const { starting } of registered) starting?.(this);
+        // A hook that fails must neither keep the member out of its group nor fail a join
+        // that succeeded: what it was for is then left undone, the join goes on.
+        for (const { before } of registered) {
+          if (before)
+            await Promise.resolve(this)
+              .then(before)
+              .catch(() => undefined);
+        }
+        for (const { starting } of registered) guarded(starting, this);
         await join.call(this);
-        for (const { joined } of registered) joined?.(this);
+        for (const { joined } of registered) guarded(joined, this);
       },
   );
   if (available) registered.push(hooks);

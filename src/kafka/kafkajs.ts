@@ -9,13 +9,15 @@ import './kafkajs-grouping.ts';
 import './settled-send-retries.ts';
 import { installBoundedFetch } from './bounded-fetch.ts';
 import { installCoordinatorLossRejoin } from './coordinator-loss.ts';
+import { installCoordinatorNotFoundRetry } from './coordinator-not-found.ts';
 import { installIdleRequestQueue } from './idle-request-queue.ts';
 
 // Before any client exists: every Fetch answer of the process is decoded bounded, every
-// consumer rejoins when its group coordinator cannot be reached, and no idle connection
-// spins a timer.
+// consumer rejoins when its group coordinator cannot be reached and keeps looking when no
+// broker names one, and no idle connection spins a timer.
 installBoundedFetch();
 installCoordinatorLossRejoin();
+installCoordinatorNotFoundRetry();
 installIdleRequestQueue();
 
 export * from 'kafkajs';

@@ -69,3 +69,15 @@ export async function waitForLog(
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/**
+ * The lines of a ferry log that say why its Kafka consumer crashed or ferry stopped
+ * (kafkajs's `Crash:` line, ferry's fatal line), shortened: for a failure's message.
+ */
+export function crashLines(output: string): string[] {
+  return output
+    .split('\n')
+    .filter((line) => /Crash: |consumer crashed|ferry stopped/.test(line))
+    .slice(0, 3)
+    .map((line) => line.slice(0, 400));
+}

@@ -16,7 +16,7 @@ import { MAX_RETRY_WAIT_MS } from '../../src/kafka/retry-budget.ts';
 import { brokerPorts, type RunningBroker, startBroker } from '../../tools/kafka/broker.ts';
 import { smsOperation } from '../fixtures/operations.ts';
 import { processEnv, startEmulator, testTopics } from '../helpers/ferry.ts';
-import { spawnFerry, waitForLog } from '../helpers/ferry-process.ts';
+import { crashLines, spawnFerry, waitForLog } from '../helpers/ferry-process.ts';
 import { kcatReadAll } from '../helpers/kcat.ts';
 import { removeWhenDone } from '../helpers/scratch-dir.ts';
 
@@ -111,7 +111,12 @@ test('a broker back after a restart is used again within the documented bound', 
     await untilResults(broker.brokers, topics.results, ids, 60_000);
   } catch (error: unknown) {
     printLogSinceBack();
-    throw error;
+    // In the message itself, so that CI's summary of a failure shows it.
+    const exit = ferry.child.exitCode ?? ferry.child.signalCode;
+    const crashes = crashLines(ferry.output()).join(' | ') || 'none';
+    throw new Error(
+      `${String(error)}; ferry ${exit === null ? 'running' : `exited (${exit})`}; crash lines: ${crashes}`,
+    );
   }
   const recoveryMs = Date.now() - back;
   process.stdout.write(`# recovery after the broker returned: ${recoveryMs} ms\n`);

@@ -24,7 +24,7 @@ import {
 } from '../../tools/kafka/broker.ts';
 import { kcatWrite, untilResults } from '../helpers/dedupe-copies.ts';
 import { processEnv, startEmulator, testTopics } from '../helpers/ferry.ts';
-import { spawnFerry, waitForLog } from '../helpers/ferry-process.ts';
+import { crashLines, spawnFerry, waitForLog } from '../helpers/ferry-process.ts';
 import { finalEventsById as finalsById } from '../helpers/final-events.ts';
 import { eventually } from '../helpers/fleet.ts';
 import { removeWhenDone } from '../helpers/scratch-dir.ts';
@@ -154,6 +154,8 @@ function outageDiagnostics(
   const lastKinds = [...messages].slice(-12).map(([msg, count]) => `${count}× ${msg}`);
   return [
     `replica a ${exit === null ? 'running' : `exited (${exit})`}`,
+    // kafkajs's "Crash: <error>" and ferry's fatal line say why a replica exited.
+    `crash lines: ${crashLines(ferry.output()).join(' | ') || 'none'}`,
     `emulator ${JSON.stringify({ acceptedMessages, callbacksSent, callbacksFailed, callbacksPending, callbacksFailedAttempts, callbacksTimedOutAttempts })}`,
     `a's last kinds of log line: ${lastKinds.join(' | ')}`,
   ].join('; ');

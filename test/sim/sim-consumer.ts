@@ -120,9 +120,10 @@ export class SimConsumer implements GroupConsumer {
   async stop(): Promise<void> {
     if (!this.#running) return;
     this.#running = false;
+    // As the kafkajs port, which forgets the membership as its stop begins.
+    this.#generation = undefined;
     await this.#loop;
     await this.#link.hop(this.#random, 2);
-    this.#generation = undefined;
     this.#group.leave(this.#memberId);
   }
 
@@ -148,11 +149,13 @@ export class SimConsumer implements GroupConsumer {
         this.#rejoin = undefined;
         this.#confirmedAt = sentAt;
         this.#memberId = assignment.memberId;
-        this.#generation = assignment.generation;
         this.#assigned = [...assignment.partitions];
         // A new offset manager: each partition's position is read from the group again.
         this.#positions.clear();
         this.#options.onAssignment?.(this.#assigned);
+        // After the assignment is told, as with kafkajs, whose join returns (and whose
+        // membership is recorded) only after its GROUP_JOIN event.
+        this.#generation = assignment.generation;
         return;
       } catch {
         await sleep(this.#random.int(100, 1_000));

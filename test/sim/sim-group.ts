@@ -82,8 +82,10 @@ export class SimGroup {
   /**
    * TxnOffsetCommit v3's check, as Kafka's coordinator makes it: the member must be in the
    * group and the generation the group's current one, whether or not a rebalance is under
-   * way (the generation moves when the rebalance completes). Which partitions the member
-   * owns is not checked. @throws the coordinator's refusal, or a connection error.
+   * way. Kafka moves the generation when the join phase ends, before SyncGroup; this model
+   * joins and syncs in one step, so it moves when the rebalance completes. Which partitions
+   * the member owns is not checked; static membership (FENCED_INSTANCE_ID) is left out, as
+   * kafkajs has none. @throws the coordinator's refusal, or a connection error.
    */
   checkOffsetCommit(membership: { memberId: string; generationId: number }): void {
     this.#broker.check();

@@ -1,0 +1,70 @@
+/**
+ * A consumer that finds no group coordinator for a moment tries again instead of stopping
+ * for good.
+ *
+ * kafkajs (2.2.4) asks each broker it knows for a group's coordinator; when every one of
+ * them fails (a broker shutting down answers NOT_COORDINATOR, then drops the connection
+ * mid-request; a cluster restarting), it throws KafkaJSGroupCoordinatorNotFound, which it
+ * declares non-retriable. Met by a consumer rejoining its group, that ends the consumer
+ * with `restart: false`, and ferry exits: a broker's restart could take every replica down
+ * with it (seen: "Crash: KafkaJSNonRetriableError: Failed to find group coordinator" 20 ms
+ * after a heartbeat was answered NOT_COORDINATOR while the broker shut down). Here that
+ * error becomes the one kafkajs's lookup retries, GROUP_COORDINATOR_NOT_AVAILABLE: it
+ * refreshes the metadata and asks again with back-off, and should its retries run out the
+ * consumer restarts, as for any passing error.
+ */
+import { createRequire } from 'node:module';
+import { wrapKafkajsMethod } from './kafkajs-internals.ts';
+
+const require = createRequire(import.meta.url);
+// kafkajs's own error class: its retrier retries only its errors.
+const { KafkaJSError } = require('kafkajs/src/errors.js') as {
+  KafkaJSError: new (message: string, options: { retriable: boolean }) => Error;
+};
+
+/** kafkajs's name for a coordinator that is not available yet, which its lookup retries. */
+const NOT_AVAILABLE = 'GROUP_COORDINATOR_NOT_AVAILABLE';
+const NOT_FOUND = 'KafkaJSGroupCoordinatorNotFound';
+
+type FindCoordinatorMetadata = (this: unknown, query: unknown) => Promise<unknown>;
+
+/**
+ * The error kafkajs retries, for its `Failed to find group coordinator`. Without a cause on
+ * purpose: kafkajs decides whether a crashed consumer restarts by the innermost cause of its
+ * error, and the original is declared non-retriable.
+ */
+export function coordinatorNotFoundYet(error: Error): Error {
+  const retriable = new KafkaJSError(
+    `${error.message}: no broker answered for the group coordinator; asking again`,
+    { retriable: true },
+  );
+  return Object.assign(retriable, { type: NOT_AVAILABLE });
+}
+
+/** `findGroupCoordinatorMetadata`, with kafkajs's not-found error made retriable. */
+export function retryingWhenNotFound(find: FindCoordinatorMetadata): FindCoordinatorMetadata {
+  return async function findGroupCoordinatorMetadata(this: unknown, query: unknown) {
+    try {
+      return await find.call(this, query);
+    } catch (error: unknown) {
+      if (error instanceof Error && error.name === NOT_FOUND) throw coordinatorNotFoundYet(error);
+      throw error;
+    }
+  };
+}
+
+let installed: boolean | undefined;
+
+/**
+ * Puts `retryingWhenNotFound` under every kafkajs cluster of the process (kafkajs looks the
+ * method up on the cluster at each call). Idempotent; false when kafkajs is laid out
+ * otherwise.
+ */
+export function installCoordinatorNotFoundRetry(): boolean {
+  installed ??= wrapKafkajsMethod<FindCoordinatorMetadata>(
+    'kafkajs/src/cluster/index.js',
+    'findGroupCoordinatorMetadata',
+    retryingWhenNotFound,
+  );
+  return installed;
+}
