@@ -12,7 +12,13 @@
  * error becomes the one kafkajs's lookup retries, GROUP_COORDINATOR_NOT_AVAILABLE: it
  * refreshes the metadata and asks again with back-off, and should its retries run out the
  * consumer restarts, as for any passing error.
+ *
+ * Only when every broker's failure was a passing one: kafkajs drops them, so each broker's
+ * answer to the lookup is noted while it runs (`Broker.findGroupCoordinator` wrapped too).
+ * A refusal (a group or transactional id this principal may not use) is non-retriable and
+ * leaves kafkajs's error as it was, so start-up still stops on a missing ACL at once.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createRequire } from 'node:module';
 import { wrapKafkajsMethod } from './kafkajs-internals.ts';
 
@@ -27,6 +33,7 @@ const NOT_AVAILABLE = 'GROUP_COORDINATOR_NOT_AVAILABLE';
 const NOT_FOUND = 'KafkaJSGroupCoordinatorNotFound';
 
 type FindCoordinatorMetadata = (this: unknown, query: unknown) => Promise<unknown>;
+type FindCoordinator = (this: unknown, query: unknown) => Promise<unknown>;
 
 /**
  * The error kafkajs retries, for its `Failed to find group coordinator`. Without a cause on
@@ -41,13 +48,35 @@ export function coordinatorNotFoundYet(error: Error): Error {
   return Object.assign(retriable, { type: NOT_AVAILABLE });
 }
 
-/** `findGroupCoordinatorMetadata`, with kafkajs's not-found error made retriable. */
+/** Each broker's failed answer to the lookup running in this async context. */
+const failures = new AsyncLocalStorage<unknown[]>();
+
+/** Whether kafkajs would retry `error` (its own `retriable`; a connection error is). */
+function passing(error: unknown): boolean {
+  return (error as { retriable?: unknown } | null)?.retriable === true;
+}
+
+/** `findGroupCoordinatorMetadata`, with kafkajs's not-found error made retriable when every failure was. */
 export function retryingWhenNotFound(find: FindCoordinatorMetadata): FindCoordinatorMetadata {
   return async function findGroupCoordinatorMetadata(this: unknown, query: unknown) {
+    const seen: unknown[] = [];
     try {
-      return await find.call(this, query);
+      return await failures.run(seen, () => find.call(this, query));
     } catch (error: unknown) {
-      if (error instanceof Error && error.name === NOT_FOUND) throw coordinatorNotFoundYet(error);
+      const notFound = error instanceof Error && error.name === NOT_FOUND;
+      if (notFound && seen.length > 0 && seen.every(passing)) throw coordinatorNotFoundYet(error);
+      throw error;
+    }
+  };
+}
+
+/** `Broker.findGroupCoordinator`, noting a failure for the lookup it is part of. */
+export function notingFailures(ask: FindCoordinator): FindCoordinator {
+  return async function findGroupCoordinator(this: unknown, query: unknown) {
+    try {
+      return await ask.call(this, query);
+    } catch (error: unknown) {
+      failures.getStore()?.push(error);
       throw error;
     }
   };
@@ -56,15 +85,21 @@ export function retryingWhenNotFound(find: FindCoordinatorMetadata): FindCoordin
 let installed: boolean | undefined;
 
 /**
- * Puts `retryingWhenNotFound` under every kafkajs cluster of the process (kafkajs looks the
- * method up on the cluster at each call). Idempotent; false when kafkajs is laid out
- * otherwise.
+ * Puts `retryingWhenNotFound` under every kafkajs cluster of the process, and
+ * `notingFailures` under every broker (kafkajs looks both methods up at each call).
+ * Idempotent; false when kafkajs is laid out otherwise.
  */
 export function installCoordinatorNotFoundRetry(): boolean {
-  installed ??= wrapKafkajsMethod<FindCoordinatorMetadata>(
-    'kafkajs/src/cluster/index.js',
-    'findGroupCoordinatorMetadata',
-    retryingWhenNotFound,
-  );
+  installed ??=
+    wrapKafkajsMethod<FindCoordinator>(
+      'kafkajs/src/broker/index.js',
+      'findGroupCoordinator',
+      notingFailures,
+    ) &&
+    wrapKafkajsMethod<FindCoordinatorMetadata>(
+      'kafkajs/src/cluster/index.js',
+      'findGroupCoordinatorMetadata',
+      retryingWhenNotFound,
+    );
   return installed;
 }
