@@ -11,13 +11,7 @@
  * coordinator having moved, which kafkajs answers by joining again, and joining looks
  * the coordinator up afresh.
  */
-import { createRequire } from 'node:module';
-
-const require = createRequire(import.meta.url);
-// kafkajs's own error class: its retrier retries only its errors.
-const { KafkaJSError } = require('kafkajs/src/errors.js') as {
-  KafkaJSError: new (message: string, options: { retriable: boolean }) => Error;
-};
+import { KafkaJSError, wrapKafkajsMethod } from './kafkajs-internals.ts';
 
 type Heartbeat = (this: unknown, options: { interval: number }) => Promise<unknown>;
 
@@ -85,17 +79,12 @@ let installed = false;
  * out otherwise, and the tests say so.
  */
 export function installCoordinatorLossRejoin(): boolean {
-  if (installed) return true;
-  let consumerGroup: { prototype: { heartbeat: Heartbeat } };
-  try {
-    consumerGroup = require('kafkajs/src/consumer/consumerGroup.js') as typeof consumerGroup;
-  } catch {
-    return false;
-  }
-  if (typeof consumerGroup.prototype.heartbeat !== 'function') return false;
-  consumerGroup.prototype.heartbeat = rejoiningHeartbeat(consumerGroup.prototype.heartbeat);
-  installed = true;
-  return true;
+  installed ||= wrapKafkajsMethod<Heartbeat>(
+    'kafkajs/src/consumer/consumerGroup.js',
+    'heartbeat',
+    rejoiningHeartbeat,
+  );
+  return installed;
 }
 
 /** Whether this process's kafkajs consumers rejoin when their coordinator is unreachable. */

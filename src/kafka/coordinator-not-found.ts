@@ -19,21 +19,14 @@
  * leaves kafkajs's error as it was, so start-up still stops on a missing ACL at once.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createRequire } from 'node:module';
-import { wrapKafkajsMethod } from './kafkajs-internals.ts';
-
-const require = createRequire(import.meta.url);
-// kafkajs's own error class: its retrier retries only its errors.
-const { KafkaJSError } = require('kafkajs/src/errors.js') as {
-  KafkaJSError: new (message: string, options: { retriable: boolean }) => Error;
-};
+import { KafkaJSError, wrapKafkajsMethod } from './kafkajs-internals.ts';
 
 /** kafkajs's name for a coordinator that is not available yet, which its lookup retries. */
 const NOT_AVAILABLE = 'GROUP_COORDINATOR_NOT_AVAILABLE';
 const NOT_FOUND = 'KafkaJSGroupCoordinatorNotFound';
 
-type FindCoordinatorMetadata = (this: unknown, query: unknown) => Promise<unknown>;
-type FindCoordinator = (this: unknown, query: unknown) => Promise<unknown>;
+/** The cluster's lookup of a coordinator, and each broker's answer to it: one shape. */
+type Lookup = (this: unknown, query: unknown) => Promise<unknown>;
 
 /**
  * The error kafkajs retries, for its `Failed to find group coordinator`. Without a cause on
@@ -57,7 +50,7 @@ function passing(error: unknown): boolean {
 }
 
 /** `findGroupCoordinatorMetadata`, with kafkajs's not-found error made retriable when every failure was. */
-export function retryingWhenNotFound(find: FindCoordinatorMetadata): FindCoordinatorMetadata {
+export function retryingWhenNotFound(find: Lookup): Lookup {
   return async function findGroupCoordinatorMetadata(this: unknown, query: unknown) {
     const seen: unknown[] = [];
     try {
@@ -71,7 +64,7 @@ export function retryingWhenNotFound(find: FindCoordinatorMetadata): FindCoordin
 }
 
 /** `Broker.findGroupCoordinator`, noting a failure for the lookup it is part of. */
-export function notingFailures(ask: FindCoordinator): FindCoordinator {
+export function notingFailures(ask: Lookup): Lookup {
   return async function findGroupCoordinator(this: unknown, query: unknown) {
     try {
       return await ask.call(this, query);
@@ -91,12 +84,12 @@ let installed: boolean | undefined;
  */
 export function installCoordinatorNotFoundRetry(): boolean {
   installed ??=
-    wrapKafkajsMethod<FindCoordinator>(
+    wrapKafkajsMethod<Lookup>(
       'kafkajs/src/broker/index.js',
       'findGroupCoordinator',
       notingFailures,
     ) &&
-    wrapKafkajsMethod<FindCoordinatorMetadata>(
+    wrapKafkajsMethod<Lookup>(
       'kafkajs/src/cluster/index.js',
       'findGroupCoordinatorMetadata',
       retryingWhenNotFound,

@@ -8,6 +8,11 @@ import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 
+/** kafkajs's own error class: its retrier retries only its errors (`retriable` decides). */
+export const { KafkaJSError } = require('kafkajs/src/errors.js') as {
+  KafkaJSError: new (message: string, options: { retriable: boolean }) => Error;
+};
+
 /**
  * Replaces `method` on the prototype of the class `modulePath` exports with what `wrap`
  * makes of the original. @returns false, replacing nothing, when the module or the method

@@ -25,9 +25,10 @@ let available: boolean | undefined;
 
 function wrapJoin(): boolean {
   available ??= aroundJoins({
+    // A callback that fails is ignored by the join wrapper: the member rejoins anyway.
     before: async (group) => {
       const before = group.memberId ? callbacks.get(group.memberId) : undefined;
-      if (before) await before().catch(() => undefined);
+      if (before) await before();
     },
   });
   return available;
