@@ -9,13 +9,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fenceOffsetsByGeneration } from '../../src/kafka/generation-fenced-commits.ts';
 import type { GroupMembership } from '../../src/kafka/group-fenced-offsets.ts';
 import { liveMembership, trackMemberships } from '../../src/kafka/group-membership.ts';
 import { KafkaClient } from '../../src/kafka/kafka-client.ts';
 import { type Consumer, Kafka, logLevel } from '../../src/kafka/kafkajs.ts';
 import { createLogger } from '../../src/observability/logger.ts';
+import { eventually } from '../helpers/fleet.ts';
 import { createTopicsAndWait, testBrokers, uniqueTopic } from '../helpers/kafka.ts';
 
 const kafka = new Kafka({
@@ -70,16 +70,8 @@ async function member(): Promise<{ consumer: Consumer; memberId: () => string | 
   await consumer.connect();
   await consumer.subscribe({ topic: commands, fromBeginning: true });
   await consumer.run({ autoCommit: false, eachBatch: async () => undefined });
-  await until('the member joined', () => memberId !== undefined);
+  await eventually('the member joined', async () => memberId);
   return { consumer, memberId: () => memberId };
-}
-
-async function until(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await sleep(50);
-  }
 }
 
 async function committedOffset(): Promise<string | undefined> {
@@ -94,14 +86,12 @@ async function committedOffset(): Promise<string | undefined> {
 }
 
 /** Waits until the group's committed offset of partition 0 is `offset` (commit markers land after EndTxn). */
-async function untilCommitted(offset: string): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const last = await committedOffset();
-    if (last === offset) return;
-    if (Date.now() > deadline) throw new Error(`committed offset ${last}, expected ${offset}`);
-    await sleep(100);
-  }
+function untilCommitted(offset: string): Promise<true> {
+  return eventually(
+    `committed offset ${offset}`,
+    async () => ((await committedOffset()) === offset ? true : undefined),
+    15_000,
+  );
 }
 
 /** Every value of the results topic a read_committed reader sees, up to the value `last`. */
@@ -116,7 +106,9 @@ async function readableValues(last: string): Promise<string[]> {
         values.push(message.value?.toString() ?? '');
       },
     });
-    await until(`the reader saw ${last}`, () => values.includes(last));
+    await eventually(`the reader saw ${last}`, async () =>
+      values.includes(last) ? true : undefined,
+    );
   } finally {
     await reader.disconnect();
   }
@@ -175,9 +167,8 @@ test('offsets fenced by the generation: the current one commits, an older one an
   // A second member joins: a rebalance, after which member a holds a newer generation.
   const stale: GroupMembership = first;
   const b = await member();
-  await until(
-    'member a rejoined in a newer generation',
-    () => (liveMembership(a.memberId())?.generationId ?? 0) > stale.generationId,
+  await eventually('member a rejoined in a newer generation', async () =>
+    (liveMembership(a.memberId())?.generationId ?? 0) > stale.generationId ? true : undefined,
   );
   assert.notEqual(b.memberId(), a.memberId());
 

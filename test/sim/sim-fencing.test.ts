@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { GroupConsumer, GroupMembership } from '../../src/kafka/kafka-port.ts';
+import { eventually } from '../helpers/fleet.ts';
 import { ReplicaLink } from './replica-link.ts';
 import { SimBroker } from './sim-broker.ts';
 import { ILLEGAL_GENERATION_ERROR, SimGroup, UNKNOWN_MEMBER_ERROR } from './sim-group.ts';
@@ -17,14 +18,6 @@ import { SimRandom } from './sim-random.ts';
 
 const TOPIC = 'commands';
 const GROUP = 'group';
-
-async function until(what: string, check: () => boolean): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!check()) {
-    assert.ok(Date.now() < deadline, what);
-    await sleep(10);
-  }
-}
 
 test('offsets fenced by membership: the current generation commits; an older one, an unknown member and a member that left do not', async (t) => {
   const random = new SimRandom(42);
@@ -57,15 +50,20 @@ test('offsets fenced by membership: the current generation commits; an older one
   const live = ports.createTransactionalProducer('live', { fencedBy: () => a.membership });
   await live.connect();
   await live.commit(record('live-1'), GROUP, offsets('1'));
-  await until('the first commit is visible', () => broker.committed(0)?.offset === '1');
+  await eventually(
+    'the first commit is visible',
+    async () => (broker.committed(0)?.offset === '1' ? true : undefined),
+    10_000,
+  );
 
   // A second member: a rebalance, after which member a holds the next generation.
   const stale: GroupMembership = first;
   const b = consumer('b');
   await b.start();
-  await until(
+  await eventually(
     'member a joined the next generation',
-    () => (a.membership?.generationId ?? 0) > stale.generationId,
+    async () => ((a.membership?.generationId ?? 0) > stale.generationId ? true : undefined),
+    10_000,
   );
 
   const zombie = ports.createTransactionalProducer('zombie', { fencedBy: () => stale });
@@ -75,7 +73,11 @@ test('offsets fenced by membership: the current generation commits; an older one
   });
 
   await live.commit(record('live-2'), GROUP, offsets('3'));
-  await until('the live commit is visible', () => broker.committed(0)?.offset === '3');
+  await eventually(
+    'the live commit is visible',
+    async () => (broker.committed(0)?.offset === '3' ? true : undefined),
+    10_000,
+  );
 
   const stranger = ports.createTransactionalProducer('stranger', {
     fencedBy: () => ({
