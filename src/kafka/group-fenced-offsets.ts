@@ -52,6 +52,11 @@ const Encoder = require('kafkajs/src/protocol/encoder.js') as EncoderClass;
 const Decoder = require('kafkajs/src/protocol/decoder.js') as DecoderClass;
 const { failure, createErrorFromCode } = require('kafkajs/src/protocol/error.js') as ProtocolErrors;
 
+/** kafkajs's error for a protocol error code (its `type`, e.g. UNSTABLE_OFFSET_COMMIT, and `retriable`). */
+export function protocolError(code: number): Error {
+  return createErrorFromCode(code);
+}
+
 const TXN_OFFSET_COMMIT = 28;
 const OFFSET_FETCH = 9;
 /** An offset committed without the leader epoch it was read under. */

@@ -11,6 +11,7 @@ import type { LogBounds } from './kafka-port.ts';
 import { kafkaError } from './kafka-security.ts';
 import type { Admin, Kafka, KafkaConfig } from './kafkajs.ts';
 import type { PartitionOffset, TopicSpec } from './records.ts';
+import { StableOffsetReader } from './stable-offsets.ts';
 import { retryWhilePassing } from './start-retry.ts';
 import { createTopicsAndWait } from './topic-leaders.ts';
 
@@ -25,12 +26,15 @@ export class KafkaAdmin {
   readonly #onError: (kind: string) => void;
   /** A promise, so concurrent first calls share one connection. */
   #admin: Promise<Admin> | undefined;
+  /** Offsets read with require_stable, which kafkajs's admin cannot ask for. */
+  readonly #stable: StableOffsetReader;
   readonly #partitionCounts = new Map<string, { count: number; at: number }>();
 
   constructor(kafka: Kafka, config: KafkaConfig, onError: (kind: string) => void) {
     this.#kafka = kafka;
     this.#config = config;
     this.#onError = onError;
+    this.#stable = new StableOffsetReader(kafka);
   }
 
   #adminClient(): Promise<Admin> {
@@ -202,7 +206,26 @@ export class KafkaAdmin {
   }
 
   /** Closes the admin connection, if one was opened. */
+  /**
+   * The committed offsets of `partitions` once no open transaction holds one of them
+   * (stable-offsets.ts). @throws FerryError `kafka` when one is still held after `waitMs`.
+   */
+  async stableOffsets(
+    groupId: string,
+    topic: string,
+    partitions: readonly number[],
+    waitMs: number,
+  ): Promise<Map<number, PartitionOffset>> {
+    try {
+      return await this.#stable.read(groupId, topic, partitions, waitMs);
+    } catch (error: unknown) {
+      this.#onError('fetch_stable_offsets');
+      throw error;
+    }
+  }
+
   async close(): Promise<void> {
+    await this.#stable.close();
     const admin = this.#admin;
     this.#admin = undefined;
     await admin?.then((a) => a.disconnect()).catch(() => undefined);

@@ -133,6 +133,16 @@ export class KafkaClient {
     return this.#admin.endOffsets(topic);
   }
 
+  /** The committed offsets of partitions once no open transaction holds one (KafkaAdmin.stableOffsets). */
+  stableOffsets(
+    groupId: string,
+    topic: string,
+    partitions: readonly number[],
+    waitMs: number,
+  ): Promise<Map<number, PartitionOffset>> {
+    return this.#admin.stableOffsets(groupId, topic, partitions, waitMs);
+  }
+
   /** Where each partition's log starts and ends (KafkaAdmin.logBounds). */
   logBounds(topic: string): Promise<Map<number, LogBounds>> {
     return this.#admin.logBounds(topic);

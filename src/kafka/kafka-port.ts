@@ -257,6 +257,20 @@ export interface KafkaPort {
   ): PartitionProducer;
   /** The group's committed offsets of a topic, by partition, with their metadata. */
   committedOffsets(groupId: string, topic: string): Promise<Map<number, PartitionOffset>>;
+  /**
+   * The group's committed offsets of `partitions` (with their metadata) once no open
+   * transaction holds one of them: what a partition's new owner reads when the previous
+   * owner committed through a transactional id of its own, whose last transaction may
+   * still be open or completing. `-1` where the group never committed.
+   * @throws when one is still held after `waitMs` (a frozen owner's transaction holds it
+   *   until the broker aborts it at its timeout), or when the coordinator cannot be asked.
+   */
+  stableOffsets(
+    groupId: string,
+    topic: string,
+    partitions: readonly number[],
+    waitMs: number,
+  ): Promise<Map<number, PartitionOffset>>;
   /** Where each partition's log starts and ends now. @throws when it cannot be read. */
   logBounds(topic: string): Promise<Map<number, LogBounds>>;
   /** Whether the group is stable with this member in it. @throws when the coordinator cannot be asked. */

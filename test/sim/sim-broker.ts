@@ -5,9 +5,18 @@
  *
  * - EndTxn is answered once the commit is logged; its markers (what makes the records
  *   and the group offset visible) come a little later, and after a restart only once
- *   the broker is back. Until then the group offset reads as it was (no require_stable).
+ *   the broker is back. Until then the group offset reads as it was without
+ *   require_stable; with it (`stableCommitted`) the partition is unstable.
+ * - A transaction is open from its offsets' TxnOffsetCommit until EndTxn: its offsets are
+ *   pending (unstable) all that time. One whose producer never ends it (frozen, killed,
+ *   its EndTxn lost) stays open until its transactional id is initialised again, which
+ *   aborts it, or until the transaction timeout, when the broker aborts it and bumps the
+ *   id's epoch, so that the producer's late EndTxn is refused as fenced. The timeout is
+ *   checked when the transaction is next looked at (no timer: the seeded schedules are
+ *   the same whether or not anyone asks).
  * - Initialising a producer of a transactional id bumps its epoch (fencing every
- *   earlier holder) and waits until that id's last transaction is complete.
+ *   earlier holder), aborts its open transaction and waits until its last logged
+ *   transaction is complete.
  * - While the broker is down every request fails; a transaction logged before the
  *   restart completes after it.
  */
@@ -43,11 +52,24 @@ interface Logged {
   complete: () => void;
 }
 
+/** A transaction whose offsets were added and whose EndTxn was not logged yet. */
+interface OpenTransaction {
+  readonly epoch: number;
+  readonly partitions: readonly number[];
+  readonly openedAtMs: number;
+}
+
 interface TransactionalId {
   epoch: number;
   /** The last transaction logged and not yet complete (markers to write). */
   logged: Logged | undefined;
+  open: OpenTransaction | undefined;
 }
+
+/** What OffsetFetch with require_stable answers for a partition. */
+export type StableAnswer =
+  | { readonly stable: true; readonly entry: OffsetEntry | undefined }
+  | { readonly stable: false };
 
 export interface BrokerTiming {
   /** Longest wait between a logged commit and its markers, ms. */
@@ -58,7 +80,12 @@ export interface BrokerTiming {
    * InitProducerId of their ids (the client retries it meanwhile).
    */
   readonly coordinatorLoadMaxMs: number;
+  /** After this long open a transaction is aborted by the broker, ms (ferry's producers: 60 s). */
+  readonly transactionTimeoutMs?: number;
 }
+
+/** The transaction timeout ferry's transactional producers ask for. */
+export const DEFAULT_TRANSACTION_TIMEOUT_MS = 60_000;
 
 /** kafkajs's text of a broker that cannot be reached. */
 export const CONNECTION_ERROR = 'Connection error: connect ECONNREFUSED 127.0.0.1:9092';
@@ -176,7 +203,7 @@ export class SimBroker {
   #id(transactionalId: string): TransactionalId {
     let id = this.#ids.get(transactionalId);
     if (!id) {
-      id = { epoch: 0, logged: undefined };
+      id = { epoch: 0, logged: undefined, open: undefined };
       this.#ids.set(transactionalId, id);
     }
     return id;
@@ -189,6 +216,8 @@ export class SimBroker {
   async initProducerId(transactionalId: string): Promise<number> {
     this.check();
     const id = this.#id(transactionalId);
+    // The open transaction of an earlier holder is aborted: its offsets are stable again.
+    id.open = undefined;
     while (id.logged) {
       const done = id.logged.done;
       await Promise.race([done, this.#whenDown()]);
@@ -196,6 +225,51 @@ export class SimBroker {
     }
     id.epoch += 1;
     return id.epoch;
+  }
+
+  /**
+   * The transaction's offsets were added (TxnOffsetCommit answered): from now on they are
+   * pending until its EndTxn is logged and its markers written, or it is aborted. A
+   * producer fenced meanwhile opens nothing (its next step is refused).
+   */
+  openTransaction(
+    transactionalId: string,
+    epoch: number,
+    offsets: readonly PartitionOffset[],
+  ): void {
+    const id = this.#id(transactionalId);
+    if (id.epoch !== epoch || this.#down) return;
+    const partitions = offsets.map((o) => o.partition);
+    if (id.open?.epoch === epoch) {
+      id.open = { ...id.open, partitions: [...new Set([...id.open.partitions, ...partitions])] };
+      return;
+    }
+    id.open = { epoch, partitions, openedAtMs: Date.now() };
+  }
+
+  /** Aborts the id's open transaction once it outlived the transaction timeout (and fences its producer). */
+  #expire(id: TransactionalId): void {
+    const open = id.open;
+    if (!open) return;
+    const timeoutMs = this.#timing.transactionTimeoutMs ?? DEFAULT_TRANSACTION_TIMEOUT_MS;
+    if (Date.now() - open.openedAtMs < timeoutMs) return;
+    id.open = undefined;
+    if (id.epoch === open.epoch) id.epoch += 1;
+  }
+
+  /**
+   * OffsetFetch with require_stable: unstable while an open transaction, or one logged
+   * whose markers are not written yet, holds an offset of the partition.
+   * @throws while the broker is down.
+   */
+  stableCommitted(partition: number): StableAnswer {
+    this.check();
+    for (const id of this.#ids.values()) {
+      this.#expire(id);
+      if (id.open?.partitions.includes(partition)) return { stable: false };
+      if (id.logged?.offsets.some((o) => o.partition === partition)) return { stable: false };
+    }
+    return { stable: true, entry: this.#offsets.get(partition) };
   }
 
   /** @throws the fencing error when `epoch` is no longer the id's. */
@@ -226,8 +300,10 @@ export class SimBroker {
     records: readonly OutboundRecord[],
     offsets: readonly PartitionOffset[],
   ): void {
-    this.checkEpoch(transactionalId, epoch);
     const id = this.#id(transactionalId);
+    this.#expire(id);
+    this.checkEpoch(transactionalId, epoch);
+    id.open = undefined;
     let complete: () => void = () => undefined;
     const done = new Promise<void>((resolve) => {
       complete = resolve;

@@ -5,6 +5,7 @@
  * commit's answer is lost, before or after EndTxn was logged, so ferry cannot tell
  * whether it committed.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type {
   BatchConsumerOptions,
   GroupConsumer,
@@ -69,9 +70,12 @@ class SimProducer implements PartitionProducer {
       const membership = this.#fencedBy();
       if (!membership) throw new Error(UNKNOWN_MEMBER_ERROR);
       this.#port.group.checkOffsetCommit(membership);
+      broker.openTransaction(this.#id, epoch, offsets);
       await link.hop(random, 3);
     } else {
-      // AddOffsetsToTxn, TxnOffsetCommit and the records' produce requests.
+      // AddOffsetsToTxn, TxnOffsetCommit and the records' produce requests; the offsets
+      // count as pending from the first of them on.
+      broker.openTransaction(this.#id, epoch, offsets);
       await link.hop(random, 6);
     }
     broker.checkEpoch(this.#id, epoch);
@@ -193,6 +197,45 @@ export class SimKafkaPort implements KafkaPort {
     }
     await this.link.hop(this.random, 3);
     return offsets;
+  }
+
+  /** OffsetFetch with require_stable, asked again (5 ms growing by half, at most 500) while a partition is held. */
+  async stableOffsets(
+    _groupId: string,
+    topic: string,
+    partitions: readonly number[],
+    waitMs: number,
+  ): Promise<Map<number, PartitionOffset>> {
+    const deadline = Date.now() + waitMs;
+    const offsets = new Map<number, PartitionOffset>();
+    let held = [...partitions];
+    for (let attempt = 0; ; attempt++) {
+      await this.link.hop(this.random, 3);
+      const stillHeld: number[] = [];
+      for (const partition of held) {
+        const answer = this.broker.stableCommitted(partition);
+        if (!answer.stable) {
+          stillHeld.push(partition);
+          continue;
+        }
+        offsets.set(partition, {
+          topic,
+          partition,
+          offset: answer.entry?.offset ?? '-1',
+          metadata: answer.entry?.metadata ?? null,
+        });
+      }
+      await this.link.hop(this.random, 3);
+      held = stillHeld;
+      if (held.length === 0) return offsets;
+      const waitFor = Math.min(500, Math.ceil(5 * 1.5 ** attempt));
+      if (Date.now() + waitFor > deadline) {
+        throw new Error(
+          `the offsets of ${topic} partitions ${held.join(', ')} are still held by an open transaction after ${waitMs} ms`,
+        );
+      }
+      await sleep(waitFor);
+    }
   }
 
   /** The simulated logs are never trimmed: every partition begins at 0. */
