@@ -36,8 +36,39 @@ function guarded(
   try {
     hook?.(group);
   } catch {
-    // See joinAndSync: a hook never decides the join.
+    // See hookedJoin: a hook never decides the join.
   }
+}
+
+/**
+ * `join` with `hooks()` run around it. kafkajs may join one group twice at once (each
+ * broker's fetcher recovers from a rebalance on its own): `joined` runs only when the last
+ * join in flight for the group returned, and only if that one succeeded, so a membership
+ * is never recorded while another join of the same member is still under way.
+ */
+export function hookedJoin(join: JoinAndSync, hooks: () => readonly JoinHooks[]): JoinAndSync {
+  const inFlight = new WeakMap<ConsumerGroupLike, number>();
+  return async function joinAndSync(this: ConsumerGroupLike) {
+    // A hook that fails must neither keep the member out of its group nor fail a join
+    // that succeeded: what it was for is then left undone, the join goes on.
+    for (const { before } of hooks()) {
+      if (before)
+        await Promise.resolve(this)
+          .then(before)
+          .catch(() => undefined);
+    }
+    for (const { starting } of hooks()) guarded(starting, this);
+    inFlight.set(this, (inFlight.get(this) ?? 0) + 1);
+    let left = 0;
+    try {
+      await join.call(this);
+    } finally {
+      left = (inFlight.get(this) ?? 1) - 1;
+      if (left > 0) inFlight.set(this, left);
+      else inFlight.delete(this);
+    }
+    if (left === 0) for (const { joined } of hooks()) guarded(joined, this);
+  };
 }
 
 /**
@@ -49,20 +80,7 @@ export function aroundJoins(hooks: JoinHooks): boolean {
   available ??= wrapKafkajsMethod<JoinAndSync>(
     'kafkajs/src/consumer/consumerGroup.js',
     'joinAndSync',
-    (join) =>
-      async function joinAndSync(this: ConsumerGroupLike) {
-        // A hook that fails must neither keep the member out of its group nor fail a join
-        // that succeeded: what it was for is then left undone, the join goes on.
-        for (const { before } of registered) {
-          if (before)
-            await Promise.resolve(this)
-              .then(before)
-              .catch(() => undefined);
-        }
-        for (const { starting } of registered) guarded(starting, this);
-        await join.call(this);
-        for (const { joined } of registered) guarded(joined, this);
-      },
+    (join) => hookedJoin(join, () => registered),
   );
   if (available) registered.push(hooks);
   return available;
