@@ -94,6 +94,7 @@ export function laneOptions(
     },
     defaultTransport: config.FERRY_TRANSPORT,
     transactionalIdPrefix: config.FERRY_KAFKA_CLIENT_ID,
+    transactions: config.FERRY_TRANSACTIONS,
     batchMaxOps: config.FERRY_BATCH_MAX_OPS,
     lingerMs: config.FERRY_BATCH_LINGER_MS,
     commitGapMs: config.FERRY_COMMIT_GAP_MS,

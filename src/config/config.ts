@@ -169,6 +169,7 @@ export const variables = {
    * or zstd where the link to Kafka is priced by the byte.
    */
   FERRY_KAFKA_COMPRESSION: v(oneOf('none', 'gzip', 'snappy', 'lz4', 'zstd'), 'none'),
+  FERRY_TRANSACTIONS: v(oneOf('partition', 'lane'), 'partition'),
   /** Command record values longer than this are refused unparsed, with a dead letter. */
   FERRY_COMMAND_MAX_BYTES: v(integer(1024, 1024 * 1024 * 1024), 1024 * 1024),
   /**

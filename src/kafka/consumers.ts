@@ -196,6 +196,7 @@ export class BatchConsumer implements GroupConsumer {
           fetchedFrom: String((batch as { fetchedOffset?: unknown }).fetchedOffset ?? first),
           nextOffset: (BigInt(batch.lastOffset()) + 1n).toString(),
           lag: Math.max(0, Number(batch.offsetLag())),
+          membership: this.membership,
           heartbeat: () => heartbeatAnswer(payload.heartbeat()),
           isCurrent: () => payload.isRunning() && !payload.isStale(),
           rewind: (offset) => {

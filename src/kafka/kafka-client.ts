@@ -201,7 +201,7 @@ export class KafkaClient {
       idempotent: true,
       createPartitioner: Partitioners.DefaultPartitioner,
       maxInFlightRequests: 1,
-      transactionTimeout: 60_000,
+      transactionTimeout: options.transactionTimeoutMs ?? 60_000,
     });
     const { onTransactionalRequest, logger } = this.#options;
     if (onTransactionalRequest) {

@@ -79,6 +79,12 @@ export interface RecordBatch {
   /** Records behind this batch's last one (high watermark − last offset − 1). */
   readonly lag: number;
   /**
+   * The consumer's group membership when the batch was handed over: offsets of this batch
+   * committed with it (a transactional producer `fencedBy` it) are refused once the group
+   * has moved on. Undefined when none is known (the consumer is joining again).
+   */
+  readonly membership?: GroupMembership | undefined;
+  /**
    * Sends a heartbeat when the last one is older than the consumer's heartbeat interval.
    * Resolves `rebalancing` when the coordinator answered that the group is rebalancing:
    * the member still belongs to it and will rejoin (the consumer announces it then, see
@@ -176,6 +182,11 @@ export interface TransactionalOptions {
    * transaction fails whole. It does not check which partitions the member owns.
    */
   readonly fencedBy?: MembershipSource;
+  /**
+   * How long the broker lets a transaction of this producer stay open before it aborts it
+   * (and fences the producer), ms. Default 60000.
+   */
+  readonly transactionTimeoutMs?: number;
 }
 
 /** A consumer group member that hands whole fetched batches to one handler. */

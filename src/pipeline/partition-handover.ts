@@ -6,6 +6,7 @@
  */
 
 import type {
+  GroupMembership,
   KafkaPort,
   LogBounds,
   OutboundRecord,
@@ -29,6 +30,8 @@ export interface PartitionHandoverOptions {
   readonly instanceId: string;
   /** This member's id in the group, from its last join. */
   readonly memberId: () => string | undefined;
+  /** This member's group membership now (what a commit not of a fetched batch is fenced by). */
+  readonly membership?: () => GroupMembership | undefined;
   /** How long another writer's sends can still be in flight, from the takeover (ms). */
   readonly inDoubtSettleMs: number;
   /** How long a fenced partition is left alone unless the group reassigns it (ms). */
@@ -137,7 +140,14 @@ export class PartitionHandover {
    * @returns false when it could not, or the partition was taken away meanwhile.
    */
   async commit(
-    batch: Pick<RecordBatch, 'partition' | 'isCurrent'>,
+    batch: Pick<RecordBatch, 'partition' | 'isCurrent'> & {
+      /**
+       * What the lane's transaction is fenced by: the membership the batch was fetched
+       * under, or `current` for an intent written at an assignment (the consumer's, once
+       * its join returned).
+       */
+      readonly membership?: GroupMembership | 'current' | undefined;
+    },
     records: readonly OutboundRecord[],
     offset: string,
     intent: SendIntent | undefined,
@@ -151,6 +161,7 @@ export class PartitionHandover {
       records,
       offset,
       metadata: intent ? encodeSendIntent(intent) : null,
+      membership: membershipOf(batch.membership, () => this.membership()),
       // The outcome may be unknown (a restarting broker can still complete it): the group
       // offset is read again before the next batch of the partition, whether this one
       // retries or not.
@@ -190,6 +201,11 @@ export class PartitionHandover {
       );
       return undefined;
     }
+  }
+
+  /** The group membership the consumer holds now, when known. */
+  membership(): GroupMembership | undefined {
+    return this.#options.membership?.();
   }
 
   /** Whether the group is stable with this member in it (see KafkaClient.isStableMember). */
@@ -236,4 +252,12 @@ export class PartitionHandover {
       return false;
     }
   }
+}
+
+/** A batch's own membership (undefined stays undefined: never another), or the current one. */
+function membershipOf(
+  fetchedUnder: GroupMembership | 'current' | undefined,
+  current: () => GroupMembership | undefined,
+): () => GroupMembership | undefined {
+  return fetchedUnder === 'current' ? current : () => fetchedUnder;
 }

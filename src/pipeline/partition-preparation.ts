@@ -79,7 +79,11 @@ export async function preparePartition(
     by: context.instanceId,
   };
   const written = await handover.commit(
-    { partition, isCurrent: () => ownership.holds(partition, assignment) },
+    {
+      partition,
+      isCurrent: () => ownership.holds(partition, assignment),
+      membership: 'current',
+    },
     [],
     from,
     intent,

@@ -2,12 +2,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type {
   KafkaPort,
   LogBounds,
+  MembershipSource,
   OutboundRecord,
   PartitionOffset,
   PartitionProducer,
 } from '../kafka/kafka-port.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { FerryMetrics } from '../observability/metrics.ts';
+import type { LaneTransactions } from './lane-transactions.ts';
 import { PartitionWorkers } from './partition-worker.ts';
 
 const COMMIT_ATTEMPTS = 5;
@@ -27,7 +29,19 @@ export interface PartitionTransactionsOptions {
   readonly metrics: FerryMetrics;
   /** Each partition's worker, where its transactional producer lives (default: its own). */
   readonly workers?: PartitionWorkers;
+  /**
+   * FERRY_TRANSACTIONS=lane: commits go through the lane's one producer, fenced by the
+   * group membership of their batches. The partition's own
+   * producer is still initialised at each takeover: it fences a replica that commits
+   * through the partition's id (one of the earlier version, during a rolling upgrade).
+   */
+  readonly lane?: LaneTransactions | undefined;
+  /** How long a stable offset read waits for another producer's transaction to end, ms. */
+  readonly stableWaitMs?: number;
 }
+
+/** Default of PartitionTransactionsOptions.stableWaitMs. */
+const STABLE_WAIT_MS = 3_000;
 
 export interface CommitRequest {
   readonly partition: number;
@@ -42,6 +56,8 @@ export interface CommitRequest {
    * initialised (which fences whoever holds the transactional id): false gives up.
    */
   readonly mayRetry: () => Promise<boolean>;
+  /** The group membership its batches were fetched under (what a lane commit is fenced by). */
+  readonly membership?: MembershipSource | undefined;
 }
 
 /** The transactional id of a command partition's result transactions. */
@@ -111,10 +127,20 @@ export class PartitionTransactions {
     return this.producer(partition);
   }
 
-  /** The group's committed offset (with metadata) of one partition, read now. */
+  /**
+   * The group's committed offset (with metadata) of one partition, read stable: once no
+   * open transaction holds it. A partition's own id, initialised at a takeover, ends the
+   * transactions of replicas that commit through it; a replica committing through its
+   * lane's id (FERRY_TRANSACTIONS=lane) is waited out here, whichever mode this replica
+   * runs in, so replicas of both modes can share a group while a deploy switches it.
+   */
   async committed(partition: number): Promise<PartitionOffset | undefined> {
-    const { kafka, groupId, topic } = this.#options;
-    return (await kafka.committedOffsets(groupId, topic)).get(partition);
+    const { kafka, groupId, topic, lane } = this.#options;
+    // This replica's own last lane transaction may be open still (its EndTxn lost): a new
+    // lane producer ends it, so the read waits for another replica's only.
+    if (lane) await lane.ready();
+    const waitMs = this.#options.stableWaitMs ?? STABLE_WAIT_MS;
+    return (await kafka.stableOffsets(groupId, topic, [partition], waitMs)).get(partition);
   }
 
   /** Where the partition's log starts and ends now. */
@@ -129,6 +155,7 @@ export class PartitionTransactions {
    * the failed attempt committed after all.
    */
   async commit(request: CommitRequest): Promise<CommitOutcome> {
+    if (this.#options.lane) return this.#commitInLane(this.#options.lane, request);
     const { partition, records, offset, metadata } = request;
     const offsets = [{ topic: this.#options.topic, partition, offset, metadata }];
     const log = this.#options.logger;
@@ -173,6 +200,56 @@ export class PartitionTransactions {
         await sleep(Math.min(5_000, 200 * 2 ** attempt));
         if (!(await request.mayRetry())) return 'failed';
       }
+    }
+    return 'failed';
+  }
+
+  /**
+   * The lane's commit of the partition's records and offset, retried as `commit` retries;
+   * a refusal of the batches' membership means the group has moved on (`fenced`).
+   */
+  async #commitInLane(lane: LaneTransactions, request: CommitRequest): Promise<CommitOutcome> {
+    const { partition, records, offset, metadata } = request;
+    const log = this.#options.logger;
+    const committing = { topic: this.#options.topic, partition, offset, metadata };
+    for (let attempt = 1; attempt <= COMMIT_ATTEMPTS; attempt += 1) {
+      // The partition's producer goes with its ownership: without it the partition was
+      // given up meanwhile, and nothing of it commits here.
+      if (!this.existing(partition)) {
+        log.info({ partition }, 'the partition was given up; not committing');
+        return 'failed';
+      }
+      try {
+        // The failed attempt's transaction may have committed: once the lane's new producer
+        // completed or aborted it, the stable offset tells.
+        if (attempt > 1) {
+          await lane.ready();
+          if (await this.#alreadyCommitted(partition, offset, metadata)) return 'committed';
+        }
+      } catch (error: unknown) {
+        log.warn(
+          { partition, attempt, err: error instanceof Error ? error.message : String(error) },
+          'checking what the failed commit did failed',
+        );
+        if (attempt === COMMIT_ATTEMPTS) return 'failed';
+        await sleep(Math.min(5_000, 200 * 2 ** attempt));
+        if (!(await request.mayRetry())) return 'failed';
+        continue;
+      }
+      const outcome = await lane.commit({
+        records,
+        offset: committing,
+        membership: request.membership ?? (() => undefined),
+      });
+      if (outcome === 'committed') return 'committed';
+      if (outcome === 'refused') return 'fenced';
+      // Nothing was sent: the batches were fetched, or the intent asked for, while the
+      // member was joining; they are read again.
+      if (outcome === 'unfenced') return 'failed';
+      request.uncertain?.();
+      if (attempt === COMMIT_ATTEMPTS) return 'failed';
+      await sleep(Math.min(5_000, 200 * 2 ** attempt));
+      if (!(await request.mayRetry())) return 'failed';
     }
     return 'failed';
   }

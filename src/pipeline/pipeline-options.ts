@@ -27,6 +27,12 @@ export interface PipelineOptions {
   readonly defaultTransport: Transport;
   /** Prefix of the per-partition transactional ids; stable across restarts so a restarted replica fences its predecessor. */
   readonly transactionalIdPrefix: string;
+  /**
+   * `partition` (default): a transactional producer per partition, fenced by its id's
+   * epoch; `lane`: one producer for the lane's partitions, fenced by the group membership
+   * (FERRY_TRANSACTIONS, lane-transactions.ts).
+   */
+  readonly transactions?: 'partition' | 'lane' | undefined;
   readonly batchMaxOps: number;
   readonly lingerMs: number;
   readonly concurrency: number;

@@ -12,6 +12,11 @@ import { Dedupe } from './dedupe.ts';
 import { Dispatcher } from './dispatcher.ts';
 import { FetchControl } from './fetch-control.ts';
 import { FirstTakeovers } from './first-takeovers.ts';
+import {
+  LANE_TRANSACTION_TIMEOUT_MS,
+  LaneTransactions,
+  laneTransactionalId,
+} from './lane-transactions.ts';
 import { PartitionHandover } from './partition-handover.ts';
 import { PartitionOwnership } from './partition-ownership.ts';
 import { PartitionRouter } from './partition-router.ts';
@@ -48,6 +53,8 @@ export class Pipeline implements PipelineControl {
   readonly #batcher: Batcher<Outbound>;
   readonly #dispatcher: Dispatcher;
   readonly #transactions: PartitionTransactions;
+  /** The lane's one transactional producer, with FERRY_TRANSACTIONS=lane. */
+  readonly #lane: LaneTransactions | undefined;
   readonly #transports: ReadonlySet<Transport>;
   #consumer: GroupConsumer | undefined;
   #lifecycle: Lifecycle = 'idle';
@@ -107,6 +114,23 @@ export class Pipeline implements PipelineControl {
       lingerMs: options.lingerMs,
       onBatch: (batch) => this.#dispatcher.dispatch(batch),
     });
+    this.#lane =
+      options.transactions === 'lane'
+        ? new LaneTransactions({
+            kafka: options.kafka,
+            groupId: options.groupId,
+            transactionalId: laneTransactionalId(
+              options.transactionalIdPrefix,
+              options.groupId,
+              options.topics.commands,
+              this.#instanceId,
+            ),
+            transactionTimeoutMs: LANE_TRANSACTION_TIMEOUT_MS,
+            logger: this.#log,
+            onFailure: () =>
+              options.metrics.kafkaErrors.inc({ client: 'producer', kind: 'transaction' }),
+          })
+        : undefined;
     this.#transactions = new PartitionTransactions({
       kafka: options.kafka,
       groupId: options.groupId,
@@ -115,6 +139,7 @@ export class Pipeline implements PipelineControl {
       logger: this.#log,
       metrics: options.metrics,
       workers: this.#workers,
+      lane: this.#lane,
     });
     const dedupe = options.dedupe
       ? new Dedupe({
@@ -133,6 +158,7 @@ export class Pipeline implements PipelineControl {
       logger: this.#log,
       instanceId: this.#instanceId,
       memberId: () => this.#consumer?.memberId,
+      membership: () => this.#consumer?.membership,
       inDoubtSettleMs: options.inDoubtSettleMs,
       fencedHoldMs: options.fencedHoldMs,
       dedupe,
@@ -373,6 +399,7 @@ export class Pipeline implements PipelineControl {
     await this.#consumer?.stop();
     if (drained) await this.#handover.clearIntents();
     await this.#transactions.close();
+    await this.#lane?.close();
     this.#commitMetrics.stop();
     this.#stallWatch.stop();
     this.#lifecycle = 'stopped';

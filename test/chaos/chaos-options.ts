@@ -48,7 +48,8 @@ export const optionHelp = `options (flag or environment variable):
   --window-ms=N         CHAOS_WINDOW_MS         commands are produced over this window [60000]
   --seed=N              CHAOS_SEED              seed of every random choice [random, printed]
   --fuzz=full|short     CHAOS_FUZZ              bad-input set [full]
-  --timeout-ms=N        CHAOS_TIMEOUT_MS        hard limit of the whole run [900000]`;
+  --timeout-ms=N        CHAOS_TIMEOUT_MS        hard limit of the whole run [900000]
+  --transactions=MODE   CHAOS_TRANSACTIONS      the replicas' FERRY_TRANSACTIONS, partition|lane [ferry's default]`;
 
 function integer(name: string, raw: string): number {
   const value = Number(raw);
@@ -82,6 +83,7 @@ export function parseChaosOptions(
     'seed',
     'fuzz',
     'timeout-ms',
+    'transactions',
   ];
   for (const name of flags.keys()) {
     if (!known.includes(name)) throw new Error(`unknown option --${name}\n${optionHelp}`);
@@ -97,6 +99,10 @@ export function parseChaosOptions(
     throw new Error(`--fuzz: must be full or short, got "${fuzz}"`);
   const addReplica = get('add-replica') ?? 'true';
   if (!/^(true|false)$/.test(addReplica)) throw new Error(`--add-replica: must be true or false`);
+  const transactions = get('transactions');
+  if (transactions !== undefined && transactions !== 'partition' && transactions !== 'lane') {
+    throw new Error(`--transactions: must be partition or lane, got "${transactions}"`);
+  }
   const d = fullRunDefaults;
   const options: ChaosOptions = {
     ...d,
@@ -109,6 +115,7 @@ export function parseChaosOptions(
     produceWindowMs: num('window-ms', d.produceWindowMs),
     seed: num('seed', Math.floor(Math.random() * 2 ** 31)),
     badInput: fuzz === 'full' ? d.badInput : shortBadInput,
+    ...(transactions ? { ferryEnv: { FERRY_TRANSACTIONS: transactions } } : {}),
     log,
   };
   return { options, overallTimeoutMs: num('timeout-ms', DEFAULT_OVERALL_TIMEOUT_MS) };

@@ -6,6 +6,7 @@
  *   node test/sim/run.ts --minutes=10 [--from=S]    as many seeds as fit (make sim)
  *   node test/sim/run.ts --scenarios                every named scenario (known races) once
  *   --no-late-fetch                                 without fetches handed over after a rejoin
+ *   --transactions=lane                             the replicas with FERRY_TRANSACTIONS=lane
  *
  * A failing seed prints itself and the command that replays it. Exit code 1 on any failure.
  */
@@ -33,9 +34,18 @@ async function runSeed(seed: number, scenario?: string): Promise<RunOutcome> {
   if (scenario && !base) throw new Error(`no scenario ${scenario}`);
   const planned = base ?? planRun(seed);
   // --no-late-fetch: the same run without fetches handed over after a rejoin (finding 20).
-  const plan = args.has('no-late-fetch')
+  const withoutLate = args.has('no-late-fetch')
     ? { ...planned, portFaults: { ...planned.portFaults, lateFetchRate: 0 } }
     : planned;
+  // --transactions=lane: the same run with one transactional producer per replica.
+  const asked = args.get('transactions');
+  if (asked !== undefined && asked !== 'lane' && asked !== 'partition') {
+    throw new Error('--transactions must be lane or partition');
+  }
+  const transactions: 'lane' | 'partition' | undefined = asked;
+  const plan = transactions
+    ? { ...withoutLate, settings: { ...withoutLate.settings, transactions } }
+    : withoutLate;
   const outcome = await runPlan(plan, { metrics, logLevel, log: (line) => lines.push(line) });
   if (logLevel !== 'silent' || args.has('plan')) {
     console.log(JSON.stringify(plan));

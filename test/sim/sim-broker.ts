@@ -57,6 +57,8 @@ interface OpenTransaction {
   readonly epoch: number;
   readonly partitions: readonly number[];
   readonly openedAtMs: number;
+  /** The timeout its producer asked for, ms (default: the broker's). */
+  readonly timeoutMs: number | undefined;
 }
 
 interface TransactionalId {
@@ -195,6 +197,12 @@ export class SimBroker {
     return { records, next: BigInt(i) };
   }
 
+  /** Whether every transaction EndTxn logged is complete (its markers written). */
+  quiescent(): boolean {
+    for (const id of this.#ids.values()) if (id.logged) return false;
+    return true;
+  }
+
   /** The group offset of a partition as a read without require_stable sees it now. */
   committed(partition: number): OffsetEntry | undefined {
     return this.#offsets.get(partition);
@@ -236,6 +244,7 @@ export class SimBroker {
     transactionalId: string,
     epoch: number,
     offsets: readonly PartitionOffset[],
+    timeoutMs?: number,
   ): void {
     const id = this.#id(transactionalId);
     if (id.epoch !== epoch || this.#down) return;
@@ -244,14 +253,15 @@ export class SimBroker {
       id.open = { ...id.open, partitions: [...new Set([...id.open.partitions, ...partitions])] };
       return;
     }
-    id.open = { epoch, partitions, openedAtMs: Date.now() };
+    id.open = { epoch, partitions, openedAtMs: Date.now(), timeoutMs };
   }
 
   /** Aborts the id's open transaction once it outlived the transaction timeout (and fences its producer). */
   #expire(id: TransactionalId): void {
     const open = id.open;
     if (!open) return;
-    const timeoutMs = this.#timing.transactionTimeoutMs ?? DEFAULT_TRANSACTION_TIMEOUT_MS;
+    const timeoutMs =
+      open.timeoutMs ?? this.#timing.transactionTimeoutMs ?? DEFAULT_TRANSACTION_TIMEOUT_MS;
     if (Date.now() - open.openedAtMs < timeoutMs) return;
     id.open = undefined;
     if (id.epoch === open.epoch) id.epoch += 1;

@@ -284,6 +284,7 @@ export class SimConsumer implements GroupConsumer {
         fetchedFrom: from.toString(),
         nextOffset: next.toString(),
         lag: Math.max(0, Number(end - BigInt(last.offset) - 1n)),
+        membership: this.membership,
         heartbeat: () =>
           this.#heartbeat().then(
             () => 'ok' as const,

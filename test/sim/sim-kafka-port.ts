@@ -36,12 +36,14 @@ class SimProducer implements PartitionProducer {
   readonly #port: SimKafkaPort;
   readonly #id: string;
   readonly #fencedBy: MembershipSource | undefined;
+  readonly #timeoutMs: number | undefined;
   #epoch: number | undefined;
 
   constructor(port: SimKafkaPort, transactionalId: string, options: TransactionalOptions) {
     this.#port = port;
     this.#id = transactionalId;
     this.#fencedBy = options.fencedBy;
+    this.#timeoutMs = options.transactionTimeoutMs;
   }
 
   async connect(): Promise<void> {
@@ -70,12 +72,12 @@ class SimProducer implements PartitionProducer {
       const membership = this.#fencedBy();
       if (!membership) throw new Error(UNKNOWN_MEMBER_ERROR);
       this.#port.group.checkOffsetCommit(membership);
-      broker.openTransaction(this.#id, epoch, offsets);
+      broker.openTransaction(this.#id, epoch, offsets, this.#timeoutMs);
       await link.hop(random, 3);
     } else {
       // AddOffsetsToTxn, TxnOffsetCommit and the records' produce requests; the offsets
       // count as pending from the first of them on.
-      broker.openTransaction(this.#id, epoch, offsets);
+      broker.openTransaction(this.#id, epoch, offsets, this.#timeoutMs);
       await link.hop(random, 6);
     }
     broker.checkEpoch(this.#id, epoch);

@@ -26,6 +26,8 @@ export interface ReplicaSettings {
   readonly concurrency: number;
   readonly commitGapMs: number;
   readonly maxCommandsInFlight: number;
+  /** FERRY_TRANSACTIONS; not drawn by the plan (`--transactions=lane` of run.ts sets it). */
+  readonly transactions?: 'partition' | 'lane' | undefined;
 }
 
 export interface ReplicaWorld {
@@ -86,6 +88,7 @@ export class SimReplica {
       tracking: world.tracking,
       defaultTransport: 'sync',
       transactionalIdPrefix: 'ferry-sim',
+      transactions: s.transactions,
       batchMaxOps: s.batchMaxOps,
       lingerMs: s.lingerMs,
       commitGapMs: s.commitGapMs,

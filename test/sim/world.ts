@@ -200,8 +200,16 @@ async function simulate(
   };
   // With tracking, a run is finished once every message sent also has its final event.
   const finalized = () => !plan.tracking || missingFinals(broker.visible).length === 0;
+  // Every transaction EndTxn logged has its markers too: a group offset can reach the end
+  // through one producer's transaction while another's, logged earlier and carrying the
+  // results, still waits for its markers (a lane's commit, then its partition's intent
+  // cleared through the partition's own id at a drained stop).
   const finished = () =>
-    healed && commands.length === records && unfinished().length === 0 && finalized();
+    healed &&
+    commands.length === records &&
+    unfinished().length === 0 &&
+    finalized() &&
+    broker.quiescent();
   await clock.runUntil(finished, plan.healAtMs + FINISH_WITHIN_MS);
   const finishedAtMs = finished() ? clock.elapsedMs : undefined;
   const alive = slots.filter((replica) => replica?.alive);

@@ -1,0 +1,211 @@
+/**
+ * One transactional producer for a lane's partitions (FERRY_TRANSACTIONS=lane): the
+ * commits that partitions ask for while a transaction is in flight wait and go together
+ * in the next one, so the broker writes one transaction (and its markers) where it would
+ * write one per partition. Commits asked for in the same event-loop turn start together.
+ *
+ * A shared transactional id fences nothing of another replica. What fences here is the
+ * group's membership: each commit carries the membership its batches were fetched under,
+ * and the group coordinator refuses the offsets of a generation it has moved on from
+ * (TxnOffsetCommit v3, `fencedBy`), failing the transaction whole; only commits fetched
+ * under one membership share a transaction. A partition's next owner reads its offset
+ * stable (`KafkaPort.stableOffsets`), after this replica's transaction holding it ended.
+ *
+ * Outcomes: `committed`; `refused` (the coordinator refused the membership, or the batch
+ * had none: nothing of it committed, the group has moved on); `failed` (the outcome may
+ * be unknown: the producer is dropped, and the next commit initialises a new one, which
+ * completes or aborts the transaction before anything else is asked).
+ */
+import type {
+  GroupMembership,
+  KafkaPort,
+  MembershipSource,
+  OutboundRecord,
+  PartitionOffset,
+  PartitionProducer,
+} from '../kafka/kafka-port.ts';
+import type { Logger } from '../observability/logger.ts';
+
+/**
+ * How long the broker lets a lane transaction stay open: a frozen replica's open
+ * transaction holds the takeover of its partitions (their stable offset reads) until the
+ * broker aborts it. As Kafka Streams's exactly-once default; a commit takes milliseconds.
+ */
+export const LANE_TRANSACTION_TIMEOUT_MS = 10_000;
+
+/** The lane producer's transactional id: this process's own (`instanceId` is new at each start). */
+export function laneTransactionalId(
+  prefix: string,
+  groupId: string,
+  topic: string,
+  instanceId: string,
+): string {
+  return `${prefix}-${groupId}-${topic}-lane-${instanceId}`;
+}
+
+export interface LaneTransactionsOptions {
+  readonly kafka: KafkaPort;
+  readonly groupId: string;
+  /** This process's own: it fences only an earlier producer of this process. */
+  readonly transactionalId: string;
+  /** How long the broker lets one of its transactions stay open, ms. */
+  readonly transactionTimeoutMs: number;
+  readonly logger: Logger;
+  /** A transaction failed (counted as the per-partition ones are). */
+  readonly onFailure?: () => void;
+}
+
+export interface LaneCommit {
+  readonly records: readonly OutboundRecord[];
+  readonly offset: PartitionOffset;
+  /**
+   * The membership to commit with, asked when its transaction is put together: the one its
+   * batches were fetched under, or, for an intent written at an assignment, the consumer's
+   * (known once its join returned, just after the assignment was told).
+   */
+  readonly membership: MembershipSource;
+}
+
+/** `unfenced`: no membership was known, so nothing was sent. */
+export type LaneOutcome = 'committed' | 'refused' | 'failed' | 'unfenced';
+
+/** kafkajs's texts of the coordinator's refusals of a membership (codes 22, 25, 27, 82). */
+const REFUSED =
+  /Specified group generation id is not valid|The coordinator is not aware of this member|The group is rebalancing|same group instance id/;
+
+interface Waiting {
+  readonly commit: LaneCommit;
+  readonly resolve: (outcome: LaneOutcome) => void;
+  /** Asked once, when the next transaction is put together. */
+  membership?: GroupMembership | undefined;
+}
+
+const membershipKey = (m: GroupMembership): string => `${m.generationId}/${m.memberId}`;
+
+export class LaneTransactions {
+  readonly #options: LaneTransactionsOptions;
+  #queue: Waiting[] = [];
+  #writing = false;
+  #scheduled = false;
+  #producer: Promise<PartitionProducer> | undefined;
+  /** The membership the transaction in flight commits with. */
+  #current: GroupMembership | undefined;
+  #transactions = 0;
+  #commits = 0;
+
+  constructor(options: LaneTransactionsOptions) {
+    this.#options = options;
+  }
+
+  /** Transactions and the partitions' commits they carried, for tests and the log. */
+  get stats(): { readonly transactions: number; readonly commits: number } {
+    return { transactions: this.#transactions, commits: this.#commits };
+  }
+
+  /** Commits `commit` in the lane's next transaction. Never rejects. */
+  commit(commit: LaneCommit): Promise<LaneOutcome> {
+    return new Promise<LaneOutcome>((resolve) => {
+      this.#queue.push({ commit, resolve });
+      if (!this.#writing && !this.#scheduled) {
+        this.#scheduled = true;
+        setImmediate(() => {
+          this.#scheduled = false;
+          if (!this.#writing) void this.#next();
+        });
+      }
+    });
+  }
+
+  async #next(): Promise<void> {
+    for (const waiting of this.#queue) {
+      if (!('membership' in waiting)) waiting.membership = waiting.commit.membership();
+    }
+    const unfenced = this.#queue.filter((w) => w.membership === undefined);
+    for (const waiting of unfenced) waiting.resolve('unfenced');
+    this.#queue = this.#queue.filter((w) => w.membership !== undefined);
+    const membership = this.#queue[0]?.membership;
+    if (!membership) return;
+    const key = membershipKey(membership);
+    const taken = this.#queue.filter((w) => w.membership && membershipKey(w.membership) === key);
+    this.#queue = this.#queue.filter((w) => !taken.includes(w));
+    this.#writing = true;
+    const outcome = await this.#transaction(
+      taken.map((w) => w.commit),
+      membership,
+    );
+    this.#writing = false;
+    for (const waiting of taken) waiting.resolve(outcome);
+    if (this.#queue.length > 0) void this.#next();
+  }
+
+  async #transaction(
+    commits: readonly LaneCommit[],
+    membership: GroupMembership,
+  ): Promise<LaneOutcome> {
+    const { groupId, logger } = this.#options;
+    try {
+      const producer = await this.#connected();
+      this.#current = membership;
+      await producer.commit(
+        commits.flatMap((c) => c.records),
+        groupId,
+        commits.map((c) => c.offset),
+      );
+      this.#transactions += 1;
+      this.#commits += commits.length;
+      return 'committed';
+    } catch (error: unknown) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.#options.onFailure?.();
+      if (REFUSED.test(message)) {
+        logger.info(
+          { generationId: membership.generationId, partitions: commits.length },
+          'the group refused the offsets of this generation: its batches are read again',
+        );
+        // Its abort may not have reached the broker: a new producer ends it for sure.
+        await this.#drop();
+        return 'refused';
+      }
+      logger.warn({ err: message, partitions: commits.length }, 'lane transaction failed');
+      await this.#drop();
+      return 'failed';
+    } finally {
+      this.#current = undefined;
+    }
+  }
+
+  #connected(): Promise<PartitionProducer> {
+    if (!this.#producer) {
+      const { kafka, transactionalId, transactionTimeoutMs } = this.#options;
+      const created = kafka.createTransactionalProducer(transactionalId, {
+        fencedBy: () => this.#current,
+        transactionTimeoutMs,
+      });
+      const connecting = created.connect().then(() => created);
+      connecting.catch(() => {
+        if (this.#producer === connecting) this.#producer = undefined;
+      });
+      this.#producer = connecting;
+    }
+    return this.#producer;
+  }
+
+  async #drop(): Promise<void> {
+    const producer = this.#producer;
+    this.#producer = undefined;
+    await producer?.then((p) => p.disconnect()).catch(() => undefined);
+  }
+
+  /**
+   * Resolves once the lane has an initialised producer: after a failed transaction, that
+   * initialisation completed or aborted it, so what it did can be read.
+   */
+  async ready(): Promise<void> {
+    await this.#connected();
+  }
+
+  /** Drops the producer; commits asked for later open a new one. */
+  close(): Promise<void> {
+    return this.#drop();
+  }
+}
