@@ -16,6 +16,7 @@ import { KafkaClient } from '../../src/kafka/kafka-client.ts';
 import { type Consumer, Kafka, logLevel } from '../../src/kafka/kafkajs.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { eventually } from '../helpers/fleet.ts';
+import { joinedMember, readableValues } from '../helpers/group-members.ts';
 import { createTopicsAndWait, testBrokers, uniqueTopic } from '../helpers/kafka.ts';
 
 const kafka = new Kafka({
@@ -59,20 +60,7 @@ after(async () => {
   await client.close();
 });
 
-/** A kafkajs consumer of the group that commits nothing itself; resolves with its member id. */
-async function member(): Promise<{ consumer: Consumer; memberId: () => string | undefined }> {
-  const consumer = kafka.consumer({ groupId, sessionTimeout: 10_000, heartbeatInterval: 300 });
-  consumers.push(consumer);
-  let memberId: string | undefined;
-  consumer.on(consumer.events.GROUP_JOIN, (event) => {
-    memberId = event.payload.memberId;
-  });
-  await consumer.connect();
-  await consumer.subscribe({ topic: commands, fromBeginning: true });
-  await consumer.run({ autoCommit: false, eachBatch: async () => undefined });
-  await eventually('the member joined', async () => memberId);
-  return { consumer, memberId: () => memberId };
-}
+const member = () => joinedMember(kafka, groupId, commands, consumers);
 
 async function committedOffset(): Promise<string | undefined> {
   const admin = kafka.admin();
@@ -92,27 +80,6 @@ function untilCommitted(offset: string): Promise<true> {
     async () => ((await committedOffset()) === offset ? true : undefined),
     15_000,
   );
-}
-
-/** Every value of the results topic a read_committed reader sees, up to the value `last`. */
-async function readableValues(last: string): Promise<string[]> {
-  const reader = kafka.consumer({ groupId: uniqueTopic('fenced-reader'), readUncommitted: false });
-  const values: string[] = [];
-  await reader.connect();
-  try {
-    await reader.subscribe({ topic: results, fromBeginning: true });
-    await reader.run({
-      eachMessage: async ({ message }) => {
-        values.push(message.value?.toString() ?? '');
-      },
-    });
-    await eventually(`the reader saw ${last}`, async () =>
-      values.includes(last) ? true : undefined,
-    );
-  } finally {
-    await reader.disconnect();
-  }
-  return values;
 }
 
 const offsets = (offset: string) => [{ topic: commands, partition: 0, offset }];
@@ -196,7 +163,7 @@ test('offsets fenced by the generation: the current one commits, an older one an
   });
   assert.equal(await committedOffset(), '13');
 
-  const values = await readableValues('live-2');
+  const values = await readableValues(kafka, results, 'live-2');
   assert.deepEqual(
     values,
     ['unfenced', 'live-1', 'live-2'],

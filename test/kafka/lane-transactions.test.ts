@@ -14,6 +14,7 @@ import { type Consumer, Kafka, logLevel } from '../../src/kafka/kafkajs.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { LaneTransactions } from '../../src/pipeline/lane-transactions.ts';
 import { eventually } from '../helpers/fleet.ts';
+import { joinedMember, readableValues } from '../helpers/group-members.ts';
 import { createTopicsAndWait, testBrokers, uniqueTopic } from '../helpers/kafka.ts';
 
 const kafka = new Kafka({
@@ -67,17 +68,9 @@ after(async () => {
 });
 
 async function member(): Promise<() => GroupMembership | undefined> {
-  const consumer = kafka.consumer({ groupId, sessionTimeout: 10_000, heartbeatInterval: 300 });
-  consumers.push(consumer);
-  let memberId: string | undefined;
-  consumer.on(consumer.events.GROUP_JOIN, (event) => {
-    memberId = event.payload.memberId;
-  });
-  await consumer.connect();
-  await consumer.subscribe({ topic: commands, fromBeginning: true });
-  await consumer.run({ autoCommit: false, eachBatch: async () => undefined });
-  await eventually('the member joined', async () => liveMembership(memberId));
-  return () => liveMembership(memberId);
+  const { memberId } = await joinedMember(kafka, groupId, commands, consumers);
+  await eventually('its membership is known', async () => liveMembership(memberId()));
+  return () => liveMembership(memberId());
 }
 
 const commit = (partition: number, offset: string, membership: () => GroupMembership | undefined) =>
@@ -86,26 +79,6 @@ const commit = (partition: number, offset: string, membership: () => GroupMember
     offset: { topic: commands, partition, offset, metadata: `m${offset}` },
     membership,
   });
-
-async function readableValues(last: string): Promise<string[]> {
-  const reader = kafka.consumer({ groupId: uniqueTopic('lane-reader'), readUncommitted: false });
-  const values: string[] = [];
-  await reader.connect();
-  try {
-    await reader.subscribe({ topic: results, fromBeginning: true });
-    await reader.run({
-      eachMessage: async ({ message }) => {
-        values.push(message.value?.toString() ?? '');
-      },
-    });
-    await eventually(`the reader saw ${last}`, async () =>
-      values.includes(last) ? true : undefined,
-    );
-  } finally {
-    await reader.disconnect();
-  }
-  return values;
-}
 
 test('a lane commits its partitions together, fenced by the membership their batches were fetched under', async () => {
   assert.ok(trackMemberships(), 'kafkajs is laid out as this module expects');
@@ -149,7 +122,7 @@ test('a lane commits its partitions together, fenced by the membership their bat
     [0, 1, 2].map((p) => after.get(p)?.offset),
     ['5', '5', '9'],
   );
-  const values = await readableValues('p2-9');
+  const values = await readableValues(kafka, results, 'p2-9');
   assert.ok(
     !values.includes('p0-9') && !values.includes('p1-9'),
     'the refused records never readable',
