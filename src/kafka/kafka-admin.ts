@@ -208,7 +208,10 @@ export class KafkaAdmin {
   /** Closes the admin connection, if one was opened. */
   /**
    * The committed offsets of `partitions` once no open transaction holds one of them
-   * (stable-offsets.ts). @throws FerryError `kafka` when one is still held after `waitMs`.
+   * (stable-offsets.ts). A cluster older than Kafka 2.5 cannot be asked that: its offsets
+   * are read as they are, as before (only transactions of the partition's own id, which
+   * a takeover ends by initialising it, can hold them there: lane transactions need 2.5).
+   * @throws FerryError `kafka` when one is still held after `waitMs`.
    */
   async stableOffsets(
     groupId: string,
@@ -216,12 +219,18 @@ export class KafkaAdmin {
     partitions: readonly number[],
     waitMs: number,
   ): Promise<Map<number, PartitionOffset>> {
+    let stable: Map<number, PartitionOffset> | undefined;
     try {
-      return await this.#stable.read(groupId, topic, partitions, waitMs);
+      stable = await this.#stable.read(groupId, topic, partitions, waitMs);
     } catch (error: unknown) {
       this.#onError('fetch_stable_offsets');
       throw error;
     }
+    if (stable) return stable;
+    const all = await this.committedOffsets(groupId, topic);
+    return new Map(
+      partitions.flatMap((p) => (all.has(p) ? [[p, all.get(p) as PartitionOffset]] : [])),
+    );
   }
 
   async close(): Promise<void> {

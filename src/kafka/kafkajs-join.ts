@@ -43,24 +43,26 @@ function guarded(
 /**
  * `join` with `hooks()` run around it. kafkajs may join one group twice at once (each
  * broker's fetcher recovers from a rebalance on its own): `joined` runs only when the last
- * join in flight for the group returned, and only if that one succeeded, so a membership
- * is never recorded while another join of the same member is still under way.
+ * join in flight for the group returned (counted from its `before` hooks on), and only if
+ * that one succeeded, so a membership is never recorded while another join of the same
+ * member is still under way; kafkajs joins again after a failed one.
  */
 export function hookedJoin(join: JoinAndSync, hooks: () => readonly JoinHooks[]): JoinAndSync {
   const inFlight = new WeakMap<ConsumerGroupLike, number>();
   return async function joinAndSync(this: ConsumerGroupLike) {
-    // A hook that fails must neither keep the member out of its group nor fail a join
-    // that succeeded: what it was for is then left undone, the join goes on.
-    for (const { before } of hooks()) {
-      if (before)
-        await Promise.resolve(this)
-          .then(before)
-          .catch(() => undefined);
-    }
-    for (const { starting } of hooks()) guarded(starting, this);
+    // Counted from the start: a join still in its `before` hooks is under way too.
     inFlight.set(this, (inFlight.get(this) ?? 0) + 1);
     let left = 0;
     try {
+      // A hook that fails must neither keep the member out of its group nor fail a join
+      // that succeeded: what it was for is then left undone, the join goes on.
+      for (const { before } of hooks()) {
+        if (before)
+          await Promise.resolve(this)
+            .then(before)
+            .catch(() => undefined);
+      }
+      for (const { starting } of hooks()) guarded(starting, this);
       await join.call(this);
     } finally {
       left = (inFlight.get(this) ?? 1) - 1;

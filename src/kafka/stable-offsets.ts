@@ -37,7 +37,13 @@ const LONGEST_WAIT_MS = 500;
 
 interface CoordinatorBroker {
   readonly connectionPool: { send<T>(request: ProtocolRequest<T>): Promise<T> };
+  /** The versions the broker reads, by API key (kafkajs fills it on connect). */
+  readonly versions?: Readonly<Record<number, { readonly maxVersion: number } | undefined>>;
 }
+
+/** OffsetFetch's API key, and the version that carries require_stable (Kafka 2.5). */
+const OFFSET_FETCH = 9;
+const REQUIRE_STABLE_VERSION = 7;
 interface StableCluster {
   connect(): Promise<void>;
   disconnect(): Promise<void>;
@@ -60,7 +66,8 @@ export class StableOffsetReader {
 
   /**
    * The committed offsets (and metadata) of `partitions` of `topic`, each once no open
-   * transaction holds it; `-1` for a partition the group never committed.
+   * transaction holds it; `-1` for a partition the group never committed. Undefined when
+   * the group's coordinator is older than Kafka 2.5 and cannot be asked this way.
    * @throws FerryError `kafka` (retryable) when a transaction still holds one after
    *   `waitMs`, or when the coordinator cannot be asked.
    */
@@ -69,12 +76,13 @@ export class StableOffsetReader {
     topic: string,
     partitions: readonly number[],
     waitMs: number,
-  ): Promise<Map<number, PartitionOffset>> {
+  ): Promise<Map<number, PartitionOffset> | undefined> {
     const deadline = Date.now() + waitMs;
     const stable = new Map<number, PartitionOffset>();
     let held = [...partitions];
     for (let attempt = 0; held.length > 0; attempt++) {
       const answered = await this.#fetch(groupId, topic, held);
+      if (answered === undefined) return undefined;
       const stillHeld: number[] = [];
       for (const partition of held) {
         const answer = answered.get(partition);
@@ -116,20 +124,23 @@ export class StableOffsetReader {
     groupId: string,
     topic: string,
     partitions: readonly number[],
-  ): Promise<Map<number, StableOffset>> {
+  ): Promise<Map<number, StableOffset> | undefined> {
     try {
       const answer = await whileCoordinatorMoves(async () => {
         const cluster = await this.#connected();
         const coordinator = await cluster.findGroupCoordinator({ groupId });
+        const highest = coordinator.versions?.[OFFSET_FETCH]?.maxVersion;
+        if (highest !== undefined && highest < REQUIRE_STABLE_VERSION) return undefined;
         return coordinator.connectionPool.send(
           offsetFetchV7({ groupId, topics: [{ topic, partitions }], requireStable: true }),
         );
       });
+      if (answer === undefined) return undefined;
       const answered = answer.topics.find((t) => t.topic === topic)?.partitions ?? [];
       return new Map(answered.map((p) => [p.partition, p]));
     } catch (error: unknown) {
-      // A connection that failed is opened again by the next read.
-      await this.close();
+      // The cluster stays: other partitions may be reading through it this moment, and
+      // kafkajs connects a broker again when it is next asked.
       throw kafkaError(error, `reading the stable offsets of ${topic} failed`);
     }
   }

@@ -5,16 +5,18 @@
  * write one per partition. Commits asked for in the same event-loop turn start together.
  *
  * A shared transactional id fences nothing of another replica. What fences here is the
- * group's membership: each commit carries the membership its batches were fetched under,
- * and the group coordinator refuses the offsets of a generation it has moved on from
- * (TxnOffsetCommit v3, `fencedBy`), failing the transaction whole; only commits fetched
- * under one membership share a transaction. A partition's next owner reads its offset
+ * group's membership: each commit carries the membership kafkajs held when its batches
+ * were handed over, and the group coordinator refuses the offsets of a generation it has
+ * moved on from (TxnOffsetCommit v3, `fencedBy`), failing the transaction whole; only
+ * commits of one membership share a transaction, and a commit whose partition moved
+ * while it waited is not sent (`stillCurrent`). A partition's next owner reads its offset
  * stable (`KafkaPort.stableOffsets`), after this replica's transaction holding it ended.
  *
- * Outcomes: `committed`; `refused` (the coordinator refused the membership, or the batch
- * had none: nothing of it committed, the group has moved on); `failed` (the outcome may
- * be unknown: the producer is dropped, and the next commit initialises a new one, which
- * completes or aborts the transaction before anything else is asked).
+ * Outcomes: `committed`; `refused` (the coordinator refused the membership: nothing of it
+ * committed, the group has moved on); `unfenced` (nothing sent: see LaneOutcome);
+ * `failed` (the outcome may be unknown: the producer is dropped, and the next commit
+ * initialises a new one, which completes or aborts the transaction before anything else
+ * is asked).
  */
 import type {
   GroupMembership,
@@ -64,14 +66,40 @@ export interface LaneCommit {
    * (known once its join returned, just after the assignment was told).
    */
   readonly membership: MembershipSource;
+  /**
+   * Asked with the membership, when its transaction is put together: false when the
+   * partition was given up or moved while the commit waited (it is then not sent).
+   */
+  readonly stillCurrent?: () => boolean;
 }
 
-/** `unfenced`: no membership was known, so nothing was sent. */
+/**
+ * `unfenced`: nothing was sent, because no membership was known, the partition was no
+ * longer current when the transaction was put together, or the lane was closed.
+ */
 export type LaneOutcome = 'committed' | 'refused' | 'failed' | 'unfenced';
 
-/** kafkajs's texts of the coordinator's refusals of a membership (codes 22, 25, 27, 82). */
-const REFUSED =
+/** The coordinator's refusals of a membership (protocol codes 22, 25, 27, 82). */
+const REFUSED_TYPES: ReadonlySet<string> = new Set([
+  'ILLEGAL_GENERATION',
+  'UNKNOWN_MEMBER_ID',
+  'REBALANCE_IN_PROGRESS',
+  'FENCED_INSTANCE_ID',
+]);
+/** The same refusals by kafkajs's texts, for an error that carries no type (the simulator's). */
+const REFUSED_TEXTS =
   /Specified group generation id is not valid|The coordinator is not aware of this member|The group is rebalancing|same group instance id/;
+
+/** Whether `error`, or an error it was caused by, is a refusal of the membership. */
+function refusal(error: unknown): boolean {
+  for (let e = error, depth = 0; e instanceof Error && depth < 8; depth++) {
+    const type = (e as { type?: unknown }).type;
+    if (typeof type === 'string' && REFUSED_TYPES.has(type)) return true;
+    e = e.cause;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return REFUSED_TEXTS.test(message);
+}
 
 interface Waiting {
   readonly commit: LaneCommit;
@@ -92,6 +120,7 @@ export class LaneTransactions {
   #current: GroupMembership | undefined;
   #transactions = 0;
   #commits = 0;
+  #closed = false;
 
   constructor(options: LaneTransactionsOptions) {
     this.#options = options;
@@ -104,6 +133,7 @@ export class LaneTransactions {
 
   /** Commits `commit` in the lane's next transaction. Never rejects. */
   commit(commit: LaneCommit): Promise<LaneOutcome> {
+    if (this.#closed) return Promise.resolve('unfenced');
     return new Promise<LaneOutcome>((resolve) => {
       this.#queue.push({ commit, resolve });
       if (!this.#writing && !this.#scheduled) {
@@ -118,7 +148,9 @@ export class LaneTransactions {
 
   async #next(): Promise<void> {
     for (const waiting of this.#queue) {
-      if (!('membership' in waiting)) waiting.membership = waiting.commit.membership();
+      if ('membership' in waiting) continue;
+      const current = !this.#closed && (waiting.commit.stillCurrent?.() ?? true);
+      waiting.membership = current ? waiting.commit.membership() : undefined;
     }
     const unfenced = this.#queue.filter((w) => w.membership === undefined);
     for (const waiting of unfenced) waiting.resolve('unfenced');
@@ -157,7 +189,7 @@ export class LaneTransactions {
     } catch (error: unknown) {
       const message = error instanceof Error ? error.message : String(error);
       this.#options.onFailure?.();
-      if (REFUSED.test(message)) {
+      if (refusal(error)) {
         logger.info(
           { generationId: membership.generationId, partitions: commits.length },
           'the group refused the offsets of this generation: its batches are read again',
@@ -201,11 +233,13 @@ export class LaneTransactions {
    * initialisation completed or aborted it, so what it did can be read.
    */
   async ready(): Promise<void> {
+    if (this.#closed) throw new Error('the lane transactions are closed');
     await this.#connected();
   }
 
-  /** Drops the producer; commits asked for later open a new one. */
+  /** Drops the producer for good: commits asked for later are not sent (`unfenced`). */
   close(): Promise<void> {
+    this.#closed = true;
     return this.#drop();
   }
 }

@@ -162,6 +162,10 @@ export class PartitionHandover {
       offset,
       metadata: intent ? encodeSendIntent(intent) : null,
       membership: membershipOf(batch.membership, () => this.membership()),
+      // The partition may have moved while the commit waited for the lane's transaction
+      // in flight: what was fetched (or an intent asked for) in an earlier assignment
+      // is not sent under a later membership.
+      stillCurrent: () => ownership.holds(partition, assignment),
       // The outcome may be unknown (a restarting broker can still complete it): the group
       // offset is read again before the next batch of the partition, whether this one
       // retries or not.

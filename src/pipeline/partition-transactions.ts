@@ -56,8 +56,10 @@ export interface CommitRequest {
    * initialised (which fences whoever holds the transactional id): false gives up.
    */
   readonly mayRetry: () => Promise<boolean>;
-  /** The group membership its batches were fetched under (what a lane commit is fenced by). */
+  /** The group membership its batches were handed over under (what a lane commit is fenced by). */
   readonly membership?: MembershipSource | undefined;
+  /** Whether its batches may still commit: asked again when a lane transaction is put together. */
+  readonly stillCurrent?: (() => boolean) | undefined;
 }
 
 /** The transactional id of a command partition's result transactions. */
@@ -240,11 +242,14 @@ export class PartitionTransactions {
         records,
         offset: committing,
         membership: request.membership ?? (() => undefined),
+        stillCurrent: () =>
+          this.existing(partition) !== undefined && (request.stillCurrent?.() ?? true),
       });
       if (outcome === 'committed') return 'committed';
       if (outcome === 'refused') return 'fenced';
-      // Nothing was sent: the batches were fetched, or the intent asked for, while the
-      // member was joining; they are read again.
+      // Nothing was sent: the batches were handed over, or the intent asked for, while
+      // the member was joining, or the partition moved while the commit waited; they are
+      // read again.
       if (outcome === 'unfenced') return 'failed';
       request.uncertain?.();
       if (attempt === COMMIT_ATTEMPTS) return 'failed';

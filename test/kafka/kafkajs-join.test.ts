@@ -117,3 +117,40 @@ test('the last join in flight failed: no joined, and the failure is the join’s
     ['joined g3'],
   );
 });
+
+test('a join still in its before hooks counts: another join returning meanwhile records nothing', async () => {
+  const { join, pending } = controlledJoin();
+  const events: string[] = [];
+  let releaseBefore: () => void = () => undefined;
+  const slowBefore = new Promise<void>((resolve) => {
+    releaseBefore = resolve;
+  });
+  let calls = 0;
+  const hooks: JoinHooks = {
+    before: async () => {
+      calls += 1;
+      if (calls === 1) await slowBefore;
+    },
+    joined: (group) => {
+      events.push(`joined g${group.generationId}`);
+    },
+  };
+  const group: FakeGroup = { memberId: 'm', generationId: 1 };
+  const wrapped = hookedJoin(join, () => [hooks]);
+  const first = wrapped.call(group);
+  const second = wrapped.call(group);
+  await tick();
+  assert.equal(
+    pending.length,
+    1,
+    'the second join is under way, the first still in its before hook',
+  );
+  pending[0]?.release(true);
+  await second;
+  assert.deepEqual(events, [], 'not while the first join is still to come');
+  releaseBefore();
+  await tick();
+  pending[1]?.release(true);
+  await first;
+  assert.deepEqual(events, ['joined g3']);
+});
