@@ -205,7 +205,6 @@ export class KafkaAdmin {
     }
   }
 
-  /** Closes the admin connection, if one was opened. */
   /**
    * The committed offsets of `partitions` once no open transaction holds one of them
    * (stable-offsets.ts). A cluster older than Kafka 2.5 cannot be asked that: its offsets
@@ -233,6 +232,7 @@ export class KafkaAdmin {
     );
   }
 
+  /** Closes the admin connection and the stable reads' one, if they were opened. */
   async close(): Promise<void> {
     await this.#stable.close();
     const admin = this.#admin;

@@ -62,6 +62,12 @@ export interface CommitRequest {
   readonly stillCurrent?: (() => boolean) | undefined;
 }
 
+/** Waits before the commit's next attempt (200 ms doubling, at most 5 s), then asks whether it may go on. */
+async function waitToRetry(request: CommitRequest, attempt: number): Promise<boolean> {
+  await sleep(Math.min(5_000, 200 * 2 ** attempt));
+  return request.mayRetry();
+}
+
 /** The transactional id of a command partition's result transactions. */
 export function partitionTransactionalId(
   prefix: string,
@@ -199,8 +205,7 @@ export class PartitionTransactions {
         if (attempt === COMMIT_ATTEMPTS) return 'failed';
         // Asked after the wait, right before a new producer fences whoever holds the id:
         // the group may have moved the partition during the wait.
-        await sleep(Math.min(5_000, 200 * 2 ** attempt));
-        if (!(await request.mayRetry())) return 'failed';
+        if (!(await waitToRetry(request, attempt))) return 'failed';
       }
     }
     return 'failed';
@@ -223,10 +228,9 @@ export class PartitionTransactions {
       }
       try {
         // The failed attempt's transaction may have committed: once the lane's new producer
-        // completed or aborted it, the stable offset tells.
-        if (attempt > 1) {
-          await lane.ready();
-          if (await this.#alreadyCommitted(partition, offset, metadata)) return 'committed';
+        // completed or aborted it (`committed` waits for that), the stable offset tells.
+        if (attempt > 1 && (await this.#alreadyCommitted(partition, offset, metadata))) {
+          return 'committed';
         }
       } catch (error: unknown) {
         log.warn(
@@ -234,8 +238,7 @@ export class PartitionTransactions {
           'checking what the failed commit did failed',
         );
         if (attempt === COMMIT_ATTEMPTS) return 'failed';
-        await sleep(Math.min(5_000, 200 * 2 ** attempt));
-        if (!(await request.mayRetry())) return 'failed';
+        if (!(await waitToRetry(request, attempt))) return 'failed';
         continue;
       }
       const outcome = await lane.commit({
@@ -253,8 +256,7 @@ export class PartitionTransactions {
       if (outcome === 'unfenced') return 'failed';
       request.uncertain?.();
       if (attempt === COMMIT_ATTEMPTS) return 'failed';
-      await sleep(Math.min(5_000, 200 * 2 ** attempt));
-      if (!(await request.mayRetry())) return 'failed';
+      if (!(await waitToRetry(request, attempt))) return 'failed';
     }
     return 'failed';
   }

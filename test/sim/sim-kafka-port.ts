@@ -19,6 +19,7 @@ import type {
   TopicReader,
   TransactionalOptions,
 } from '../../src/kafka/kafka-port.ts';
+import { stableRetryWaitMs } from '../../src/kafka/stable-offsets.ts';
 import type { ReplicaLink } from './replica-link.ts';
 import { CONNECTION_ERROR, type SimBroker } from './sim-broker.ts';
 import { type ConsumerFaults, SimConsumer, type SimNote } from './sim-consumer.ts';
@@ -201,7 +202,7 @@ export class SimKafkaPort implements KafkaPort {
     return offsets;
   }
 
-  /** OffsetFetch with require_stable, asked again (5 ms growing by half, at most 500) while a partition is held. */
+  /** OffsetFetch with require_stable, asked again on the real reader's schedule while a partition is held. */
   async stableOffsets(
     _groupId: string,
     topic: string,
@@ -230,7 +231,7 @@ export class SimKafkaPort implements KafkaPort {
       await this.link.hop(this.random, 3);
       held = stillHeld;
       if (held.length === 0) return offsets;
-      const waitFor = Math.min(500, Math.ceil(5 * 1.5 ** attempt));
+      const waitFor = stableRetryWaitMs(attempt);
       if (Date.now() + waitFor > deadline) {
         throw new Error(
           `the offsets of ${topic} partitions ${held.join(', ')} are still held by an open transaction after ${waitMs} ms`,
